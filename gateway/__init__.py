@@ -1,0 +1,1 @@
+"""OpenAI-compatible LLM gateway with safe caching, memory and per-tenant policies."""

@@ -1,0 +1,1 @@
+"""HTTP routes, one module per area, plus the request-id middleware and error handlers."""

@@ -1,0 +1,96 @@
+"""`POST /v1/chat/completions`: validate, authenticate, run the pipeline, render."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from typing import Any
+
+from fastapi import APIRouter, Request, Response
+from fastapi.responses import StreamingResponse
+
+from gateway.api.deps import authenticate, get_services, read_body, request_id
+from gateway.api.responses import SSE_DONE, json_response, sse_event, sse_from_list
+from gateway.api.schemas import ChatCompletionRequest, parse_body
+from gateway.completions import new_completion_id, replay_chunks
+from gateway.errors import GatewayError, ModelNotFound
+from gateway.pipeline.context import CacheControl, ChatContext
+from gateway.pipeline.reasons import Layer
+from gateway.pipeline.runner import CompletionOutcome
+from gateway.telemetry.decisions import log_decision
+
+logger = logging.getLogger(__name__)
+router = APIRouter()
+
+SSE_HEADERS = {"cache-control": "no-cache", "x-accel-buffering": "no"}
+CLIENT_CLOSED_STATUS = 499  # nginx's convention for "client went away"
+
+
+def _cache_headers(ctx: ChatContext) -> dict[str, str]:
+    headers = {"x-gateway-cache": ctx.layer.value}
+    if ctx.reason is not None and ctx.layer in (Layer.MISS, Layer.BYPASS):
+        headers["x-gateway-cache-reason"] = ctx.reason.value
+    return headers
+
+
+@router.post("/v1/chat/completions")
+async def chat_completions(request: Request) -> Response:
+    services = get_services(request)
+    principal = authenticate(request, services)
+    raw = await read_body(request, services.config.server.max_request_bytes)
+    body, parsed = parse_body(raw, ChatCompletionRequest)
+    if not services.provider.has_model(parsed.model):
+        raise ModelNotFound(f"The model '{parsed.model}' does not exist.", param="model")
+    ctx = ChatContext(
+        request_id=request_id(request),
+        principal=principal,
+        model=parsed.model,
+        body=body,
+        policy=services.policies.resolve(principal.tenant, parsed.model),
+        cache_control=CacheControl.parse(request.headers.get("cache-control")),
+    )
+    try:
+        outcome = await services.pipeline.run(ctx)
+    except GatewayError as exc:
+        log_decision(ctx, exc.status_code)
+        raise
+    except Exception as exc:
+        log_decision(ctx, 500)
+        raise GatewayError("The gateway failed to handle this request.") from exc
+    headers = _cache_headers(ctx)
+    if isinstance(outcome, CompletionOutcome):
+        completion = outcome.completion
+        if ctx.layer is not Layer.MISS and ctx.layer is not Layer.BYPASS:
+            completion = {**completion, "id": new_completion_id()}
+        log_decision(ctx, 200)
+        if not ctx.stream:
+            return json_response(completion, headers=headers)
+        chunks = replay_chunks(
+            completion, completion_id=completion["id"], include_usage=ctx.include_usage
+        )
+        return StreamingResponse(
+            sse_from_list(chunks),
+            media_type="text/event-stream",
+            headers={**SSE_HEADERS, **headers},
+        )
+    return StreamingResponse(
+        _relay(ctx, outcome.chunks),
+        media_type="text/event-stream",
+        headers={**SSE_HEADERS, **headers},
+    )
+
+
+async def _relay(ctx: ChatContext, chunks: AsyncIterator[dict[str, Any]]) -> AsyncIterator[bytes]:
+    status = CLIENT_CLOSED_STATUS
+    try:
+        async for chunk in chunks:
+            yield sse_event(chunk)
+        yield SSE_DONE
+        status = 200
+    except GatewayError as exc:
+        # Headers are gone already: report the failure in-band, as OpenAI does, and end
+        # the stream without [DONE] so clients see it did not complete.
+        status = exc.status_code
+        yield sse_event(exc.envelope())
+    finally:
+        log_decision(ctx, status)

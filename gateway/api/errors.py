@@ -1,0 +1,64 @@
+"""Exception handlers: every error leaves in OpenAI's envelope, never as a trace."""
+
+from __future__ import annotations
+
+import logging
+
+from fastapi import FastAPI, Request, Response
+from fastapi.exceptions import RequestValidationError
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from gateway.api.responses import json_response
+from gateway.errors import GatewayError, error_envelope
+
+logger = logging.getLogger(__name__)
+
+
+def _request_id(request: Request) -> str:
+    return str(getattr(request.state, "request_id", "-"))
+
+
+async def _gateway_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, GatewayError)
+    if exc.status_code >= 500:
+        logger.warning(
+            "request %s failed: %s (%s)", _request_id(request), exc.code, exc.status_code
+        )
+    return json_response(exc.envelope(), status=exc.status_code)
+
+
+async def _validation_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, RequestValidationError)
+    first = exc.errors()[0] if exc.errors() else {"loc": (), "msg": "invalid request"}
+    location = ".".join(str(part) for part in first.get("loc", ()) if part != "body")
+    message = f"{location}: {first['msg']}" if location else str(first["msg"])
+    return json_response(
+        error_envelope(message, "invalid_request_error", "invalid_request", location or None),
+        status=400,
+    )
+
+
+async def _http_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, StarletteHTTPException)
+    code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
+    return json_response(
+        error_envelope(str(exc.detail), "invalid_request_error", code),
+        status=exc.status_code,
+        headers=exc.headers,
+    )
+
+
+async def _unexpected_error(request: Request, exc: Exception) -> Response:
+    # Type only: exception text may quote request content.
+    logger.error("request %s: unexpected %s", _request_id(request), type(exc).__name__)
+    return json_response(
+        error_envelope("The gateway failed to handle this request.", "server_error", "internal_error"),
+        status=500,
+    )
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    app.add_exception_handler(GatewayError, _gateway_error)
+    app.add_exception_handler(RequestValidationError, _validation_error)
+    app.add_exception_handler(StarletteHTTPException, _http_error)
+    app.add_exception_handler(Exception, _unexpected_error)

@@ -1,0 +1,69 @@
+"""Bearer key -> principal (tenant, admin flag).
+
+Keys are kept only as SHA-256 digests and looked up by digest, so the lookup time does
+not depend on how much of a guessed key matches a real one, and no plaintext key sits
+in the gateway's memory after start-up.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+from gateway.errors import Unauthorized
+from gateway.settings import AuthSettings
+
+OPEN_TENANT = "default"
+ADMIN_TENANT = "admin"
+
+
+@dataclass(frozen=True, slots=True)
+class Principal:
+    tenant: str
+    is_admin: bool = False
+
+
+def _digest(key: str) -> bytes:
+    return hashlib.sha256(key.encode("utf-8")).digest()
+
+
+class KeyRegistry:
+    """Resolves the `Authorization` header to a principal.
+
+    With no tenants configured the gateway runs open: every chat request is tenant
+    `default`. Admin keys always authenticate as admin when presented.
+    """
+
+    def __init__(self, settings: AuthSettings) -> None:
+        self._by_digest: dict[bytes, Principal] = {}
+        for tenant in settings.tenants:
+            for key in tenant.api_keys:
+                self._by_digest[_digest(key)] = Principal(tenant=tenant.name)
+        for key in settings.admin_keys:
+            self._by_digest[_digest(key)] = Principal(tenant=ADMIN_TENANT, is_admin=True)
+        self.open = not settings.tenants
+
+    def authenticate(self, authorization: str | None) -> Principal:
+        key = _bearer_token(authorization)
+        if key is not None:
+            principal = self._by_digest.get(_digest(key))
+            if principal is not None:
+                return principal
+        if self.open:
+            return Principal(tenant=OPEN_TENANT)
+        if key is None:
+            raise Unauthorized(
+                "Missing API key. Send it as 'Authorization: Bearer <key>'.",
+                code="missing_api_key",
+            )
+        raise Unauthorized("Invalid API key.")
+
+
+def _bearer_token(authorization: str | None) -> str | None:
+    if not authorization:
+        return None
+    scheme, _, token = authorization.partition(" ")
+    token = token.strip()
+    if scheme.lower() != "bearer" or not token:
+        return None
+    return token

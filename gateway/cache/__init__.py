@@ -1,0 +1,1 @@
+"""Response caches: canonical keys, storage protocols and their implementations."""

@@ -1,0 +1,101 @@
+"""Canonical exact-cache keys.
+
+key = sha256(canonical JSON, sorted keys) of tenant, cache namespace (policy and
+declared versions), model, every request parameter that can change the answer, and the
+normalised message list. Parameters are included by default (unknown ones too): only
+fields known NOT to affect the generated text are left out, so a new OpenAI parameter
+can never make two different answers share a key.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import unicodedata
+from collections.abc import Mapping
+from typing import Any
+
+import orjson
+
+# Fields that never change the generated answer: transport and bookkeeping.
+ANSWER_NEUTRAL_FIELDS = frozenset(
+    {
+        "model",  # keyed separately
+        "messages",  # normalised separately
+        "stream",
+        "stream_options",
+        "user",
+        "metadata",
+        "store",
+        "service_tier",
+        "prompt_cache_key",
+        "safety_identifier",
+    }
+)
+
+
+def _normalise_number(value: Any) -> Any:
+    # 1 and 1.0 mean the same temperature; JSON would spell them differently.
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, dict):
+        return {k: _normalise_number(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_normalise_number(v) for v in value]
+    return value
+
+
+def _normalise_text(text: str) -> str:
+    return unicodedata.normalize("NFC", text).strip()
+
+
+def normalise_content(content: Any) -> Any:
+    """A string, or a single text part, becomes one stripped NFC string."""
+    if isinstance(content, str):
+        return _normalise_text(content)
+    if isinstance(content, list):
+        if (
+            len(content) == 1
+            and isinstance(content[0], dict)
+            and content[0].get("type") == "text"
+            and isinstance(content[0].get("text"), str)
+        ):
+            return _normalise_text(content[0]["text"])
+        return [
+            {**part, "text": _normalise_text(part["text"])}
+            if isinstance(part, dict) and isinstance(part.get("text"), str)
+            else part
+            for part in content
+        ]
+    return content
+
+
+def normalise_messages(messages: list[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    normalised = []
+    for message in messages:
+        item = {k: v for k, v in message.items() if v is not None}
+        if "content" in item:
+            item["content"] = normalise_content(item["content"])
+        normalised.append(item)
+    return normalised
+
+
+def answer_parameters(body: Mapping[str, Any]) -> dict[str, Any]:
+    """Every request field that may change the answer, numbers normalised."""
+    return {
+        k: _normalise_number(v)
+        for k, v in body.items()
+        if k not in ANSWER_NEUTRAL_FIELDS and v is not None
+    }
+
+
+def exact_cache_key(
+    *, tenant: str, namespace: Mapping[str, str], model: str, body: Mapping[str, Any]
+) -> str:
+    document = {
+        "tenant": tenant,
+        "namespace": dict(namespace),
+        "model": model,
+        "params": answer_parameters(body),
+        "messages": normalise_messages(body.get("messages") or []),
+    }
+    return hashlib.sha256(orjson.dumps(document, option=orjson.OPT_SORT_KEYS)).hexdigest()

@@ -1,0 +1,1 @@
+"""Tools for tests and benchmarks: a fake OpenAI-compatible upstream, a threaded server."""

@@ -1,0 +1,193 @@
+"""A fake OpenAI-compatible provider: a real HTTP server for tests and benchmarks.
+
+It answers `/v1/chat/completions` (JSON or SSE) and `/v1/embeddings`. Behaviour is
+steered by markers in the last user message, so it works the same in-process and in
+another process:
+
+    [[status:500]]   answer with that HTTP status and an OpenAI error body
+    [[sleep:1.5]]    wait that many seconds first
+    [[length]]       finish_reason "length" (a truncated answer)
+    [[tool]]         answer with a tool call to the first tool of the request
+    [[abort]]        stream: send two chunks, then drop the connection
+
+Every answer carries a sequence number, so a served cache entry is told apart from a
+fresh upstream answer.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import hashlib
+import itertools
+import re
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import Response, StreamingResponse
+from starlette.routing import Route
+
+_MARKER = re.compile(r"\[\[(\w+)(?::([^\]]*))?\]\]")
+
+
+@dataclass
+class UpstreamLog:
+    """What the fake received; tests read it to count upstream calls."""
+
+    chat_bodies: list[dict[str, Any]] = field(default_factory=list)
+    embedding_bodies: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def chat_calls(self) -> int:
+        return len(self.chat_bodies)
+
+
+def _last_user_text(body: dict[str, Any]) -> str:
+    for message in reversed(body.get("messages") or []):
+        if message.get("role") == "user":
+            content = message.get("content")
+            if isinstance(content, str):
+                return content
+            if isinstance(content, list):
+                return " ".join(p.get("text", "") for p in content if isinstance(p, dict))
+    return ""
+
+
+def _markers(text: str) -> dict[str, str]:
+    return {m.group(1): m.group(2) or "" for m in _MARKER.finditer(text)}
+
+
+def _json(content: Any, status: int = 200) -> Response:
+    return Response(orjson.dumps(content), status_code=status, media_type="application/json")
+
+
+def create_fake_upstream(log: UpstreamLog | None = None) -> Starlette:
+    received = log if log is not None else UpstreamLog()
+    sequence = itertools.count(1)
+
+    async def chat(request: Request) -> Response:
+        body = orjson.loads(await request.body())
+        received.chat_bodies.append(body)
+        number = next(sequence)
+        text = _last_user_text(body)
+        markers = _markers(text)
+        if "sleep" in markers:
+            await asyncio.sleep(float(markers["sleep"]))
+        if "status" in markers:
+            status = int(markers["status"])
+            error = {"message": f"fake upstream error {status}", "type": "server_error"}
+            return _json({"error": error}, status)
+        finish_reason = "length" if "length" in markers else "stop"
+        content: str | None = f"Answer #{number}: {text}"
+        tool_calls = None
+        if "tool" in markers and body.get("tools"):
+            name = body["tools"][0]["function"]["name"]
+            tool_calls = [
+                {
+                    "id": f"call_{number}",
+                    "type": "function",
+                    "function": {"name": name, "arguments": '{"city": "Paris"}'},
+                }
+            ]
+            content, finish_reason = None, "tool_calls"
+        completion_id = f"chatcmpl-fake{number}"
+        usage = {"prompt_tokens": 10, "completion_tokens": 7, "total_tokens": 17}
+        if body.get("stream"):
+            return StreamingResponse(
+                _stream(body, completion_id, content, tool_calls, finish_reason, usage, markers),
+                media_type="text/event-stream",
+            )
+        message: dict[str, Any] = {"role": "assistant", "content": content}
+        if tool_calls:
+            message["tool_calls"] = tool_calls
+        return _json(
+            {
+                "id": completion_id,
+                "object": "chat.completion",
+                "created": int(time.time()),
+                "model": body.get("model", "fake"),
+                "choices": [{"index": 0, "message": message, "finish_reason": finish_reason}],
+                "usage": usage,
+            }
+        )
+
+    async def embeddings(request: Request) -> Response:
+        body = orjson.loads(await request.body())
+        received.embedding_bodies.append(body)
+        inputs = body.get("input")
+        items = inputs if isinstance(inputs, list) else [inputs]
+        data = [
+            {"object": "embedding", "index": i, "embedding": _pseudo_vector(str(item))}
+            for i, item in enumerate(items)
+        ]
+        usage = {"prompt_tokens": len(items), "total_tokens": len(items)}
+        return _json({"object": "list", "data": data, "model": body.get("model"), "usage": usage})
+
+    return Starlette(
+        routes=[
+            Route("/v1/chat/completions", chat, methods=["POST"]),
+            Route("/v1/embeddings", embeddings, methods=["POST"]),
+        ]
+    )
+
+
+def _pseudo_vector(text: str, dimensions: int = 8) -> list[float]:
+    digest = hashlib.sha256(text.encode()).digest()
+    return [round(b / 255.0, 6) for b in digest[:dimensions]]
+
+
+async def _stream(
+    body: dict[str, Any],
+    completion_id: str,
+    content: str | None,
+    tool_calls: list[dict[str, Any]] | None,
+    finish_reason: str,
+    usage: dict[str, int],
+    markers: dict[str, str],
+) -> AsyncIterator[bytes]:
+    base = {
+        "id": completion_id,
+        "object": "chat.completion.chunk",
+        "created": int(time.time()),
+        "model": body.get("model", "fake"),
+    }
+
+    def event(delta: dict[str, Any], finish: str | None = None) -> bytes:
+        choice = {"index": 0, "delta": delta, "finish_reason": finish}
+        return b"data: " + orjson.dumps({**base, "choices": [choice]}) + b"\n\n"
+
+    yield event({"role": "assistant", "content": ""})
+    if content:
+        words = content.split(" ")
+        for position, word in enumerate(words):
+            yield event({"content": word if position == 0 else " " + word})
+            if "abort" in markers and position == 1:
+                raise ConnectionAbortedError("fake upstream drops the stream")
+    for position, call in enumerate(tool_calls or []):
+        yield event({"tool_calls": [{"index": position, **call}]})
+    yield event({}, finish_reason)
+    if (body.get("stream_options") or {}).get("include_usage"):
+        yield b"data: " + orjson.dumps({**base, "choices": [], "usage": usage}) + b"\n\n"
+    yield b"data: [DONE]\n\n"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description="fake OpenAI-compatible upstream")
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=9100)
+    args = parser.parse_args()
+    import uvicorn
+
+    uvicorn.run(
+        create_fake_upstream(), host=args.host, port=args.port, log_level="warning",
+        access_log=False,
+    )
+
+
+if __name__ == "__main__":
+    main()

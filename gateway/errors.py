@@ -1,0 +1,86 @@
+"""Errors the gateway answers with, in OpenAI's envelope.
+
+    GatewayError                      any error a client may see
+    ├── InvalidRequest        400     invalid_request_error
+    ├── RequestTooLarge       413     invalid_request_error
+    ├── Unauthorized          401     authentication_error
+    ├── Forbidden             403     permission_error
+    ├── ModelNotFound         404     invalid_request_error / model_not_found
+    └── UpstreamError         429/502/504/4xx  raised by providers/ after mapping
+                                      litellm's exceptions; never carries upstream text
+                                      that could hold a secret.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class GatewayError(Exception):
+    status_code: int = 500
+    error_type: str = "server_error"
+    code: str | None = "internal_error"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status_code: int | None = None,
+        error_type: str | None = None,
+        code: str | None = None,
+        param: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        if status_code is not None:
+            self.status_code = status_code
+        if error_type is not None:
+            self.error_type = error_type
+        if code is not None:
+            self.code = code
+        self.param = param
+
+    def envelope(self) -> dict[str, Any]:
+        return error_envelope(self.message, self.error_type, self.code, self.param)
+
+
+class InvalidRequest(GatewayError):
+    status_code = 400
+    error_type = "invalid_request_error"
+    code = "invalid_request"
+
+
+class RequestTooLarge(GatewayError):
+    status_code = 413
+    error_type = "invalid_request_error"
+    code = "request_too_large"
+
+
+class Unauthorized(GatewayError):
+    status_code = 401
+    error_type = "authentication_error"
+    code = "invalid_api_key"
+
+
+class Forbidden(GatewayError):
+    status_code = 403
+    error_type = "permission_error"
+    code = "forbidden"
+
+
+class ModelNotFound(GatewayError):
+    status_code = 404
+    error_type = "invalid_request_error"
+    code = "model_not_found"
+
+
+class UpstreamError(GatewayError):
+    status_code = 502
+    error_type = "upstream_error"
+    code = "upstream_error"
+
+
+def error_envelope(
+    message: str, error_type: str, code: str | None, param: str | None = None
+) -> dict[str, Any]:
+    return {"error": {"message": message, "type": error_type, "param": param, "code": code}}

@@ -1,0 +1,1 @@
+"""The request pipeline: classify, exact lookup, semantic lookup, memory, forward, store."""

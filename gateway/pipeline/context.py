@@ -1,0 +1,77 @@
+"""Per-request state that flows through the pipeline stages."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from gateway.auth import Principal
+from gateway.pipeline.reasons import Layer, Reason
+from gateway.policy.models import Policy
+
+
+@dataclass(frozen=True, slots=True)
+class CacheControl:
+    """The request's `Cache-Control` directives that the gateway honours."""
+
+    no_cache: bool = False  # skip lookups, still store
+    no_store: bool = False  # never store this answer
+
+    @classmethod
+    def parse(cls, header: str | None) -> CacheControl:
+        if not header:
+            return cls()
+        directives = {part.strip().split("=", 1)[0].lower() for part in header.split(",")}
+        return cls(no_cache="no-cache" in directives, no_store="no-store" in directives)
+
+
+@dataclass(slots=True)
+class ChatContext:
+    request_id: str
+    principal: Principal
+    model: str
+    body: dict[str, Any]
+    policy: Policy
+    cache_control: CacheControl = field(default_factory=CacheControl)
+    layer: Layer = Layer.MISS
+    reason: Reason | None = None
+    exact_key: str | None = None
+    stored: bool = False
+    tokens_saved: int = 0
+    started_at: float = field(default_factory=time.perf_counter)
+    timings_ms: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def tenant(self) -> str:
+        return self.principal.tenant
+
+    @property
+    def stream(self) -> bool:
+        return bool(self.body.get("stream"))
+
+    @property
+    def include_usage(self) -> bool:
+        options = self.body.get("stream_options")
+        return isinstance(options, dict) and bool(options.get("include_usage"))
+
+    @property
+    def cacheable(self) -> bool:
+        return self.layer is not Layer.BYPASS
+
+    def decide(self, layer: Layer, reason: Reason | None = None) -> None:
+        self.layer = layer
+        self.reason = reason
+
+    @contextmanager
+    def timed(self, stage: str) -> Iterator[None]:
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.timings_ms[stage] = round((time.perf_counter() - start) * 1000, 3)
+
+    def elapsed_ms(self) -> float:
+        return round((time.perf_counter() - self.started_at) * 1000, 3)

@@ -1,0 +1,133 @@
+"""Runs a chat request through the stages and returns what to send back.
+
+    classify -> exact lookup -> (semantic lookup) -> (memory) -> forward -> store
+
+A cache hit ends the run early. Stores happen only for cacheable requests whose answer
+finished normally, and for streams only once the last chunk has arrived: an aborted or
+failed stream is never stored.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncGenerator, AsyncIterator
+from dataclasses import dataclass
+from typing import Any
+
+from gateway.completions import StreamAssembler, finished_normally
+from gateway.pipeline.classify import classify_request
+from gateway.pipeline.context import ChatContext
+from gateway.pipeline.exact import ExactCacheStage
+from gateway.errors import UpstreamError
+from gateway.pipeline.reasons import Layer, Reason
+from gateway.providers.protocol import Provider
+
+
+@dataclass(frozen=True, slots=True)
+class CompletionOutcome:
+    """A whole `chat.completion`: from a cache layer or from the provider."""
+
+    completion: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class StreamOutcome:
+    """Upstream chunks, passed through as they arrive; the first is already fetched."""
+
+    chunks: AsyncIterator[dict[str, Any]]
+
+
+Outcome = CompletionOutcome | StreamOutcome
+
+
+class ChatPipeline:
+    def __init__(self, provider: Provider, exact: ExactCacheStage) -> None:
+        self._provider = provider
+        self._exact = exact
+
+    async def run(self, ctx: ChatContext) -> Outcome:
+        with ctx.timed("classify"):
+            classify_request(ctx)
+        if ctx.cacheable:
+            hit = await self._lookup(ctx)
+            if hit is not None:
+                return hit
+        if ctx.stream:
+            return await self._forward_stream(ctx)
+        with ctx.timed("forward"):
+            completion = await self._provider.complete(ctx.body)
+        await self._store(ctx, completion)
+        return CompletionOutcome(completion)
+
+    async def _lookup(self, ctx: ChatContext) -> CompletionOutcome | None:
+        if ctx.cache_control.no_cache:
+            ctx.decide(Layer.MISS, Reason.CLIENT_NO_CACHE)
+            return None
+        with ctx.timed("exact_lookup"):
+            try:
+                cached = await self._exact.lookup(ctx)
+            except Exception as exc:
+                self._exact.report_failure("lookup", exc)
+                ctx.decide(Layer.MISS, Reason.STORE_UNAVAILABLE)
+                return None
+        if cached is None:
+            ctx.decide(Layer.MISS, Reason.NOT_FOUND)
+            return None
+        ctx.decide(Layer.EXACT)
+        usage = cached.completion.get("usage") or {}
+        ctx.tokens_saved = int(usage.get("total_tokens") or 0)
+        return CompletionOutcome(cached.completion)
+
+    def _should_store(self, ctx: ChatContext, completion: dict[str, Any]) -> bool:
+        return (
+            ctx.cacheable
+            and not ctx.cache_control.no_store
+            and finished_normally(completion, ctx.policy.cacheable_finish_reasons)
+        )
+
+    async def _store(self, ctx: ChatContext, completion: dict[str, Any]) -> None:
+        if not self._should_store(ctx, completion):
+            return
+        with ctx.timed("store"):
+            try:
+                await self._exact.store(ctx, completion)
+            except Exception as exc:
+                self._exact.report_failure("store", exc)
+                return
+        ctx.stored = True
+
+    async def _forward_stream(self, ctx: ChatContext) -> StreamOutcome:
+        upstream = self._provider.stream(ctx.body)
+        forward_started = time.perf_counter()
+        # Fetch the first chunk before answering, so that a provider that fails at once
+        # gets a proper HTTP error status instead of a broken 200 stream.
+        try:
+            first = await anext(upstream)
+        except StopAsyncIteration:
+            raise UpstreamError(
+                f"The provider for model '{ctx.model}' sent an empty stream."
+            ) from None
+        ctx.timings_ms["forward_first_chunk"] = round(
+            (time.perf_counter() - forward_started) * 1000, 3
+        )
+        return StreamOutcome(self._relay(ctx, first, upstream))
+
+    async def _relay(
+        self,
+        ctx: ChatContext,
+        first: dict[str, Any],
+        upstream: AsyncGenerator[dict[str, Any], None],
+    ) -> AsyncIterator[dict[str, Any]]:
+        assembler = StreamAssembler()
+        assembler.add(first)
+        try:
+            yield first
+            async for chunk in upstream:
+                assembler.add(chunk)
+                yield chunk
+        finally:
+            # On a client disconnect this closes the upstream call too.
+            await upstream.aclose()
+        # Reached only when the upstream stream ended normally and the client is still
+        # reading: a disconnect cancels this generator before this line.
+        await self._store(ctx, assembler.completion())

@@ -1,0 +1,1 @@
+"""Cache and memory policies, loaded from YAML files under `policies_dir`."""

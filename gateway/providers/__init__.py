@@ -1,0 +1,1 @@
+"""Upstream providers. `litellm_provider` is the only module that imports litellm."""

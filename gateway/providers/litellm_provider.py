@@ -1,0 +1,181 @@
+"""The gateway's only door to litellm: a Router built from `model_list`.
+
+litellm is imported inside `LiteLLMProvider.create` (called from the app's lifespan),
+never at module import: importing it costs seconds and, unless told otherwise, fetches a
+cost map over the network.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import AsyncGenerator
+from typing import Any
+
+from gateway.errors import InvalidRequest, UpstreamError
+from gateway.settings import GatewayConfig
+
+# Keys litellm adds to responses that OpenAI's do not have; dropped when empty.
+_LITELLM_ONLY_KEYS = frozenset(
+    {"provider_specific_fields", "citations", "moderation", "obfuscation", "audio"}
+)
+# Keys OpenAI sends as explicit nulls; clients may look for them.
+_KEEP_NULL_KEYS = frozenset({"content", "finish_reason", "logprobs"})
+_SECRET_PATTERN = re.compile(r"(sk|pk|rk|key|token)[-_][A-Za-z0-9_\-]{6,}", re.IGNORECASE)
+_LITELLM_PREFIX = re.compile(r"^(litellm\.\w+:\s*)?(\w+Error:\s*)?(\w+Exception\s*-\s*)?")
+
+
+def clean_response(value: Any) -> Any:
+    """Drop nulls and litellm-only fields so clients see OpenAI's shape."""
+    if isinstance(value, dict):
+        cleaned = {}
+        for key, item in value.items():
+            if item is None and key not in _KEEP_NULL_KEYS:
+                continue
+            if key in _LITELLM_ONLY_KEYS and not item:
+                continue
+            cleaned[key] = clean_response(item)
+        return cleaned
+    if isinstance(value, list):
+        return [clean_response(item) for item in value]
+    return value
+
+
+def _upstream_message(exc: BaseException) -> str:
+    """The provider's own explanation, without litellm's prefixes or anything key-like."""
+    text = str(getattr(exc, "message", None) or exc).split("\n", 1)[0]
+    text = _LITELLM_PREFIX.sub("", text).strip()
+    text = _SECRET_PATTERN.sub("[redacted]", text)
+    return text[:500] or "upstream error"
+
+
+def map_exception(exc: BaseException, model: str) -> UpstreamError:
+    """litellm's exception tree -> the status and envelope the client gets."""
+    import litellm  # already imported by create(); cheap here
+
+    if isinstance(exc, litellm.Timeout):
+        return UpstreamError(
+            f"The provider for model '{model}' did not answer in time.",
+            status_code=504,
+            error_type="timeout_error",
+            code="upstream_timeout",
+        )
+    if isinstance(exc, litellm.RateLimitError):
+        return UpstreamError(
+            f"The provider for model '{model}' is rate limiting requests; retry later.",
+            status_code=429,
+            error_type="rate_limit_error",
+            code="rate_limit_exceeded",
+        )
+    if isinstance(exc, litellm.ContextWindowExceededError):
+        return UpstreamError(
+            _upstream_message(exc),
+            status_code=400,
+            error_type="invalid_request_error",
+            code="context_length_exceeded",
+        )
+    if isinstance(exc, litellm.AuthenticationError | litellm.PermissionDeniedError):
+        return UpstreamError(
+            f"The provider rejected the gateway's credentials for model '{model}'.",
+            status_code=502,
+            code="upstream_auth_error",
+        )
+    if isinstance(exc, litellm.NotFoundError):
+        return UpstreamError(
+            f"The provider does not know the deployment behind model '{model}'.",
+            status_code=502,
+            code="upstream_not_found",
+        )
+    if isinstance(exc, litellm.BadRequestError | litellm.UnprocessableEntityError):
+        return UpstreamError(
+            _upstream_message(exc),
+            status_code=400,
+            error_type="invalid_request_error",
+            code="upstream_rejected_request",
+        )
+    if isinstance(exc, litellm.APIConnectionError):
+        return UpstreamError(
+            f"Could not reach the provider for model '{model}'.",
+            status_code=502,
+            code="upstream_unavailable",
+        )
+    status = getattr(exc, "status_code", None)
+    if isinstance(status, int) and 400 <= status < 500 and status not in (401, 403, 404):
+        return UpstreamError(
+            _upstream_message(exc), status_code=status, error_type="invalid_request_error"
+        )
+    return UpstreamError(
+        f"The provider for model '{model}' failed to answer.",
+        status_code=502,
+        code="upstream_error",
+    )
+
+
+class LiteLLMProvider:
+    def __init__(self, router: Any, model_names: frozenset[str]) -> None:
+        self._router = router
+        self._model_names = model_names
+
+    @classmethod
+    def create(cls, config: GatewayConfig) -> LiteLLMProvider:
+        # Use the cost map litellm ships; never fetch it over the network.
+        os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+        import litellm
+
+        litellm.telemetry = False
+        litellm.suppress_debug_info = True
+        litellm.turn_off_message_logging = True
+        settings = config.router_settings
+        router = litellm.Router(
+            model_list=[d.model_dump(exclude_none=True) for d in config.model_list],
+            num_retries=settings.num_retries,
+            timeout=settings.timeout_seconds,
+            stream_timeout=settings.stream_timeout_seconds,
+            retry_after=settings.retry_after_seconds,
+            fallbacks=settings.fallbacks,
+        )
+        return cls(router, frozenset(config.model_names()))
+
+    def has_model(self, model: str) -> bool:
+        return model in self._model_names
+
+    @staticmethod
+    def _split(body: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+        params = dict(body)
+        model = params.pop("model")
+        return model, params
+
+    async def complete(self, body: dict[str, Any]) -> dict[str, Any]:
+        model, params = self._split(body)
+        params["stream"] = False
+        try:
+            response = await self._router.acompletion(model=model, **params)
+        except Exception as exc:
+            raise map_exception(exc, model) from exc
+        result: dict[str, Any] = clean_response(response.model_dump())
+        return result
+
+    async def stream(self, body: dict[str, Any]) -> AsyncGenerator[dict[str, Any], None]:
+        model, params = self._split(body)
+        params["stream"] = True
+        try:
+            response = await self._router.acompletion(model=model, **params)
+            async for chunk in response:
+                yield clean_response(chunk.model_dump())
+        except Exception as exc:
+            raise map_exception(exc, model) from exc
+
+    async def embed(self, body: dict[str, Any]) -> dict[str, Any]:
+        model, params = self._split(body)
+        if "input" not in params:
+            raise InvalidRequest("'input' is required.", param="input")
+        try:
+            response = await self._router.aembedding(model=model, **params)
+        except Exception as exc:
+            raise map_exception(exc, model) from exc
+        result: dict[str, Any] = clean_response(response.model_dump())
+        return result
+
+    async def close(self) -> None:
+        # The router holds pooled HTTP clients; litellm has no public close for them.
+        return None

@@ -1,0 +1,22 @@
+"""Everything a request handler needs, built once in the app's lifespan."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from gateway.auth import KeyRegistry
+from gateway.cache.protocols import ExactCache
+from gateway.pipeline.runner import ChatPipeline
+from gateway.policy.loader import PolicyStore
+from gateway.providers.protocol import Provider
+from gateway.settings import GatewayConfig
+
+
+@dataclass(frozen=True, slots=True)
+class Services:
+    config: GatewayConfig
+    keys: KeyRegistry
+    policies: PolicyStore
+    provider: Provider
+    exact_cache: ExactCache
+    pipeline: ChatPipeline

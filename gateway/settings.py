@@ -1,0 +1,179 @@
+"""Gateway configuration: the YAML file named by `--config` / `GATEWAY_CONFIG`.
+
+The file is validated with pydantic; any error stops start-up with a message that
+names the file and the dotted path of the offending field. Values of the form
+`os.environ/NAME` (LiteLLM's convention) are resolved from the environment.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from gateway.yamlfile import YamlFileError, describe_validation_error, read_yaml_mapping
+
+DEFAULT_CONFIG_PATH = Path("config/gateway.yaml")
+CONFIG_PATH_ENV = "GATEWAY_CONFIG"
+ENV_REFERENCE_PREFIX = "os.environ/"
+
+
+class ConfigError(Exception):
+    """The configuration cannot be used; the message names the file and field."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class LiteLLMParams(BaseModel):
+    """`litellm_params` of one deployment, passed to litellm's Router as given."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+    model: str = Field(min_length=1)
+    api_base: str | None = None
+    api_key: str | None = None
+
+
+class ModelDeployment(BaseModel):
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+    model_name: str = Field(min_length=1)
+    litellm_params: LiteLLMParams
+    model_info: dict[str, Any] | None = None
+
+
+class RouterSettings(_Strict):
+    """Subset of litellm Router settings the gateway exposes."""
+
+    timeout_seconds: float = Field(default=600.0, gt=0)
+    stream_timeout_seconds: float | None = Field(default=None, gt=0)
+    num_retries: int = Field(default=2, ge=0, le=10)
+    retry_after_seconds: float = Field(default=0.0, ge=0)
+    # LiteLLM's format: [{"gpt-4o": ["gpt-4o-mini"]}]
+    fallbacks: list[dict[str, list[str]]] = Field(default_factory=list)
+
+
+class StorageSettings(_Strict):
+    backend: Literal["embedded"] = "embedded"
+    path: Path = Path("./data")
+
+
+class TenantSettings(_Strict):
+    name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_.-]+$")
+    api_keys: list[str] = Field(min_length=1)
+
+
+class AuthSettings(_Strict):
+    tenants: list[TenantSettings] = Field(default_factory=list)
+    admin_keys: list[str] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _keys_unique(self) -> AuthSettings:
+        seen: set[str] = set()
+        for key in [k for t in self.tenants for k in t.api_keys] + self.admin_keys:
+            if key in seen:
+                # Never echo the key itself.
+                raise ValueError("the same API key is listed twice")
+            seen.add(key)
+        names = [t.name for t in self.tenants]
+        if len(names) != len(set(names)):
+            raise ValueError("tenant names must be unique")
+        return self
+
+
+class ServerSettings(_Strict):
+    host: str = "127.0.0.1"
+    port: int = Field(default=8080, ge=1, le=65535)
+    max_request_bytes: int = Field(default=4 * 1024 * 1024, ge=1024)
+    log_level: Literal["debug", "info", "warning", "error"] = "info"
+
+
+class GatewayConfig(_Strict):
+    server: ServerSettings = Field(default_factory=ServerSettings)
+    model_list: list[ModelDeployment] = Field(default_factory=list)
+    router_settings: RouterSettings = Field(default_factory=RouterSettings)
+    storage: StorageSettings = Field(default_factory=StorageSettings)
+    auth: AuthSettings = Field(default_factory=AuthSettings)
+    # Relative paths (policies_dir, storage.path) are relative to the working
+    # directory, as in LiteLLM's proxy config.
+    policies_dir: Path = Path("policies")
+
+    @model_validator(mode="after")
+    def _fallback_targets_known(self) -> GatewayConfig:
+        names = {d.model_name for d in self.model_list}
+        for entry in self.router_settings.fallbacks:
+            for source, targets in entry.items():
+                for name in [source, *targets]:
+                    if name not in names:
+                        raise ValueError(
+                            f"router_settings.fallbacks names model {name!r}, "
+                            "which is not in model_list"
+                        )
+        return self
+
+    def model_names(self) -> list[str]:
+        return sorted({d.model_name for d in self.model_list})
+
+
+def resolve_env_references(value: Any, path: str, missing: list[str]) -> Any:
+    """Replace `os.environ/NAME` strings by the variable's value.
+
+    Missing variables are reported (by field path and variable name, never a value)
+    and the field is dropped, so the gateway still starts for local use and a request
+    to that deployment fails with the provider's authentication error.
+    """
+    if isinstance(value, dict):
+        resolved: dict[str, Any] = {}
+        for key, item in value.items():
+            new = resolve_env_references(item, f"{path}.{key}" if path else str(key), missing)
+            if new is not _MISSING:
+                resolved[key] = new
+        return resolved
+    if isinstance(value, list):
+        return [resolve_env_references(v, f"{path}.{i}", missing) for i, v in enumerate(value)]
+    if isinstance(value, str) and value.startswith(ENV_REFERENCE_PREFIX):
+        name = value[len(ENV_REFERENCE_PREFIX) :]
+        env_value = os.environ.get(name)
+        if env_value is None:
+            missing.append(f"{path} (environment variable {name} is not set)")
+            return _MISSING
+        return env_value
+    return value
+
+
+_MISSING = object()
+
+
+def parse_config(raw: dict[str, Any], source: str = "<config>") -> tuple[GatewayConfig, list[str]]:
+    """Validate an already-loaded mapping. Returns the config and warnings."""
+    missing: list[str] = []
+    resolved = resolve_env_references(raw, "", missing)
+    try:
+        config = GatewayConfig.model_validate(resolved)
+    except ValidationError as exc:
+        lines = "\n".join(f"  {line}" for line in describe_validation_error(exc))
+        raise ConfigError(f"{source}: invalid configuration\n{lines}") from None
+    return config, missing
+
+
+def load_config(path: Path) -> tuple[GatewayConfig, list[str]]:
+    """Read and validate the config file at `path`. Returns the config and warnings."""
+    try:
+        raw = read_yaml_mapping(path, "config")
+    except YamlFileError as exc:
+        raise ConfigError(str(exc)) from None
+    return parse_config(raw, str(path))
+
+
+def config_path_from(cli_value: str | None) -> Path:
+    """`--config` wins, then `GATEWAY_CONFIG`, then the default path."""
+    if cli_value:
+        return Path(cli_value)
+    env_value = os.environ.get(CONFIG_PATH_ENV)
+    if env_value:
+        return Path(env_value)
+    return DEFAULT_CONFIG_PATH

@@ -1,0 +1,1 @@
+"""Logging, decision records and (later) metrics. Never logs prompt text or keys."""
