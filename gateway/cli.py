@@ -58,7 +58,9 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
 
     serve = commands.add_parser("serve", help="run the gateway")
-    serve.add_argument("--config", help="config file (default: $GATEWAY_CONFIG or config/gateway.yaml)")
+    serve.add_argument(
+        "--config", help="config file (default: $GATEWAY_CONFIG or config/gateway.yaml)"
+    )
     serve.add_argument("--host", help="bind address (default: server.host from the config)")
     serve.add_argument("--port", type=int, help="port (default: server.port from the config)")
     serve.set_defaults(handler=_serve)

@@ -1,14 +1,14 @@
 """Errors the gateway answers with, in OpenAI's envelope.
 
-    GatewayError                      any error a client may see
-    ├── InvalidRequest        400     invalid_request_error
-    ├── RequestTooLarge       413     invalid_request_error
-    ├── Unauthorized          401     authentication_error
-    ├── Forbidden             403     permission_error
-    ├── ModelNotFound         404     invalid_request_error / model_not_found
-    └── UpstreamError         429/502/504/4xx  raised by providers/ after mapping
-                                      litellm's exceptions; never carries upstream text
-                                      that could hold a secret.
+GatewayError                      any error a client may see
+├── InvalidRequest        400     invalid_request_error
+├── RequestTooLarge       413     invalid_request_error
+├── Unauthorized          401     authentication_error
+├── Forbidden             403     permission_error
+├── ModelNotFound         404     invalid_request_error / model_not_found
+└── UpstreamError         429/502/504/4xx  raised by providers/ after mapping
+                                  litellm's exceptions; never carries upstream text
+                                  that could hold a secret.
 """
 
 from __future__ import annotations

@@ -52,7 +52,9 @@ async def _unexpected_error(request: Request, exc: Exception) -> Response:
     # Type only: exception text may quote request content.
     logger.error("request %s: unexpected %s", _request_id(request), type(exc).__name__)
     return json_response(
-        error_envelope("The gateway failed to handle this request.", "server_error", "internal_error"),
+        error_envelope(
+            "The gateway failed to handle this request.", "server_error", "internal_error"
+        ),
         status=500,
     )
 

@@ -1,4 +1,4 @@
-"""Liveness (`/healthz`: the process answers) and readiness (`/readyz`: started, and how the stores are)."""
+"""Liveness (`/healthz`) and readiness (`/readyz`: started, and how the stores are)."""
 
 from __future__ import annotations
 

@@ -21,7 +21,7 @@ from gateway.cache.protocols import CachedCompletion
 
 T = TypeVar("T")
 
-_SCHEMA = """
+EXACT_CACHE_SCHEMA = """
 CREATE TABLE IF NOT EXISTS exact_cache (
     key TEXT PRIMARY KEY,
     tenant TEXT NOT NULL,
@@ -85,7 +85,7 @@ class SQLiteExactCache:
     @classmethod
     async def open(cls, data_dir: Path) -> SQLiteExactCache:
         database = SQLiteDatabase(data_dir / "gateway.sqlite3")
-        await database.open(_SCHEMA)
+        await database.open(EXACT_CACHE_SCHEMA)
         cache = cls(database)
         await cache.sweep_expired()
         return cache

@@ -184,7 +184,10 @@ def main() -> None:
     import uvicorn
 
     uvicorn.run(
-        create_fake_upstream(), host=args.host, port=args.port, log_level="warning",
+        create_fake_upstream(),
+        host=args.host,
+        port=args.port,
+        log_level="warning",
         access_log=False,
     )
 

@@ -23,7 +23,11 @@ class ThreadedServer:
         self.port = port or free_port()
         self._timeout = startup_timeout_seconds
         config = uvicorn.Config(
-            app, host="127.0.0.1", port=self.port, log_level="warning", access_log=False,
+            app,
+            host="127.0.0.1",
+            port=self.port,
+            log_level="warning",
+            access_log=False,
             lifespan="on",
         )
         self._server = uvicorn.Server(config)
@@ -50,7 +54,9 @@ class ThreadedServer:
         return self.start()
 
     def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None,
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
         self.stop()

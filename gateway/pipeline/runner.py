@@ -15,10 +15,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from gateway.completions import StreamAssembler, finished_normally
+from gateway.errors import UpstreamError
 from gateway.pipeline.classify import classify_request
 from gateway.pipeline.context import ChatContext
 from gateway.pipeline.exact import ExactCacheStage
-from gateway.errors import UpstreamError
 from gateway.pipeline.reasons import Layer, Reason
 from gateway.providers.protocol import Provider
 
@@ -125,6 +125,11 @@ class ChatPipeline:
             async for chunk in upstream:
                 assembler.add(chunk)
                 yield chunk
+        except UpstreamError as exc:
+            raise UpstreamError(
+                f"The provider's stream for model '{ctx.model}' broke off before the end.",
+                code="upstream_stream_interrupted",
+            ) from exc
         finally:
             # On a client disconnect this closes the upstream call too.
             await upstream.aclose()

@@ -14,6 +14,7 @@ from typing import Any
 
 from gateway.errors import InvalidRequest, UpstreamError
 from gateway.settings import GatewayConfig
+from gateway.telemetry.log_hygiene import quiet_leaky_loggers
 
 # Keys litellm adds to responses that OpenAI's do not have; dropped when empty.
 _LITELLM_ONLY_KEYS = frozenset(
@@ -51,49 +52,49 @@ def _upstream_message(exc: BaseException) -> str:
 
 def map_exception(exc: BaseException, model: str) -> UpstreamError:
     """litellm's exception tree -> the status and envelope the client gets."""
-    import litellm  # already imported by create(); cheap here
+    from litellm import exceptions as errors  # imported by create() already; cheap
 
-    if isinstance(exc, litellm.Timeout):
+    if isinstance(exc, errors.Timeout):
         return UpstreamError(
             f"The provider for model '{model}' did not answer in time.",
             status_code=504,
             error_type="timeout_error",
             code="upstream_timeout",
         )
-    if isinstance(exc, litellm.RateLimitError):
+    if isinstance(exc, errors.RateLimitError):
         return UpstreamError(
             f"The provider for model '{model}' is rate limiting requests; retry later.",
             status_code=429,
             error_type="rate_limit_error",
             code="rate_limit_exceeded",
         )
-    if isinstance(exc, litellm.ContextWindowExceededError):
+    if isinstance(exc, errors.ContextWindowExceededError):
         return UpstreamError(
             _upstream_message(exc),
             status_code=400,
             error_type="invalid_request_error",
             code="context_length_exceeded",
         )
-    if isinstance(exc, litellm.AuthenticationError | litellm.PermissionDeniedError):
+    if isinstance(exc, errors.AuthenticationError | errors.PermissionDeniedError):
         return UpstreamError(
             f"The provider rejected the gateway's credentials for model '{model}'.",
             status_code=502,
             code="upstream_auth_error",
         )
-    if isinstance(exc, litellm.NotFoundError):
+    if isinstance(exc, errors.NotFoundError):
         return UpstreamError(
             f"The provider does not know the deployment behind model '{model}'.",
             status_code=502,
             code="upstream_not_found",
         )
-    if isinstance(exc, litellm.BadRequestError | litellm.UnprocessableEntityError):
+    if isinstance(exc, errors.BadRequestError | errors.UnprocessableEntityError):
         return UpstreamError(
             _upstream_message(exc),
             status_code=400,
             error_type="invalid_request_error",
             code="upstream_rejected_request",
         )
-    if isinstance(exc, litellm.APIConnectionError):
+    if isinstance(exc, errors.APIConnectionError):
         return UpstreamError(
             f"Could not reach the provider for model '{model}'.",
             status_code=502,
@@ -125,8 +126,11 @@ class LiteLLMProvider:
         litellm.telemetry = False
         litellm.suppress_debug_info = True
         litellm.turn_off_message_logging = True
+        quiet_leaky_loggers()  # litellm's loggers exist only after its import
         settings = config.router_settings
-        router = litellm.Router(
+        from litellm.router import Router
+
+        router = Router(
             model_list=[d.model_dump(exclude_none=True) for d in config.model_list],
             num_retries=settings.num_retries,
             timeout=settings.timeout_seconds,

@@ -1,0 +1,26 @@
+"""Gateway overhead benchmark: the same run as `gateway bench`.
+
+    python benchmarks/overhead.py --requests 400 --output results.json
+
+Starts the fake upstream and the gateway on loopback, measures exact-hit latency, the
+latency a miss adds over calling the upstream directly, and throughput; see
+gateway/bench.py for the method.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from gateway.bench import run_benchmark
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--requests", type=int, default=400, help="requests per measurement")
+    parser.add_argument("--output", help="also write the results as JSON to this path")
+    args = parser.parse_args()
+    return run_benchmark(requests=args.requests, output=args.output)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,113 @@
+"""Shared fixtures: a real fake upstream on loopback, and gateways started on demand."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+# The gateway sets these itself at start-up; tests must not hit the network either.
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+from gateway.app import create_app
+from gateway.devtools.fake_upstream import UpstreamLog, create_fake_upstream
+from gateway.devtools.threaded_server import ThreadedServer, free_port
+from gateway.settings import GatewayConfig, parse_config
+
+TENANT_KEYS = {"acme": "sk-acme-1", "globex": "sk-globex-1"}
+ADMIN_KEY = "sk-admin-1"
+
+
+@dataclass
+class FakeUpstream:
+    url: str
+    log: UpstreamLog
+
+
+@pytest.fixture(scope="session")
+def upstream() -> Iterator[FakeUpstream]:
+    log = UpstreamLog()
+    server = ThreadedServer(create_fake_upstream(log)).start()
+    yield FakeUpstream(url=server.url, log=log)
+    server.stop()
+
+
+@dataclass
+class RunningGateway:
+    url: str
+    config: GatewayConfig
+    server: ThreadedServer
+
+    @property
+    def base_url(self) -> str:
+        return f"{self.url}/v1"
+
+
+def gateway_config_dict(upstream_url: str, data_dir: Path, **overrides: Any) -> dict[str, Any]:
+    config: dict[str, Any] = {
+        "model_list": [
+            {
+                "model_name": "fake-model",
+                "litellm_params": {
+                    "model": "openai/fake-model",
+                    "api_base": f"{upstream_url}/v1",
+                    "api_key": "sk-upstream-secret-123456",
+                },
+            },
+            {
+                "model_name": "fake-embedder",
+                "litellm_params": {
+                    "model": "openai/fake-embedder",
+                    "api_base": f"{upstream_url}/v1",
+                    "api_key": "sk-upstream-secret-123456",
+                },
+            },
+            {
+                # Nothing listens there: connection failures.
+                "model_name": "unreachable-model",
+                "litellm_params": {
+                    "model": "openai/unreachable",
+                    "api_base": f"http://127.0.0.1:{free_port()}/v1",
+                    "api_key": "sk-upstream-secret-123456",
+                },
+            },
+        ],
+        "router_settings": {"num_retries": 0, "timeout_seconds": 1.0},
+        "storage": {"backend": "embedded", "path": str(data_dir)},
+        "auth": {
+            "tenants": [{"name": n, "api_keys": [k]} for n, k in TENANT_KEYS.items()],
+            "admin_keys": [ADMIN_KEY],
+        },
+        "policies_dir": str(data_dir / "no-policies"),
+    }
+    config.update(overrides)
+    return config
+
+
+GatewayFactory = Callable[..., RunningGateway]
+
+
+@pytest.fixture
+def start_gateway(upstream: FakeUpstream, tmp_path: Path) -> Iterator[GatewayFactory]:
+    started: list[RunningGateway] = []
+
+    def start(data_dir: Path | None = None, **overrides: Any) -> RunningGateway:
+        raw = gateway_config_dict(upstream.url, data_dir or tmp_path / "data", **overrides)
+        config, _ = parse_config(raw)
+        server = ThreadedServer(create_app(config)).start()
+        running = RunningGateway(url=server.url, config=config, server=server)
+        started.append(running)
+        return running
+
+    yield start
+    for running in started:
+        running.server.stop()
+
+
+@pytest.fixture
+def gateway(start_gateway: GatewayFactory) -> RunningGateway:
+    return start_gateway()

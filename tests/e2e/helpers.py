@@ -1,0 +1,26 @@
+"""Helpers for end-to-end tests that drive the gateway with the official openai client."""
+
+from __future__ import annotations
+
+import uuid
+
+from openai import OpenAI
+
+from tests.conftest import TENANT_KEYS, FakeUpstream, RunningGateway
+
+
+def client_for(gateway: RunningGateway, tenant: str = "acme", **kwargs: object) -> OpenAI:
+    return OpenAI(base_url=gateway.base_url, api_key=TENANT_KEYS[tenant], max_retries=0, **kwargs)
+
+
+def unique_prompt(text: str = "What is the capital of France?") -> str:
+    # A per-test token keeps tests independent on the session-wide upstream.
+    return f"{text} ({uuid.uuid4().hex[:12]})"
+
+
+def upstream_calls(upstream: FakeUpstream, prompt: str) -> int:
+    return sum(
+        1
+        for body in upstream.log.chat_bodies
+        if any(prompt in str(m.get("content")) for m in body.get("messages", []))
+    )

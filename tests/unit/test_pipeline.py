@@ -1,0 +1,188 @@
+"""The pipeline with in-process fakes behind the project's own protocols."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator
+from typing import Any
+
+import pytest
+
+from gateway.auth import Principal
+from gateway.cache.protocols import CachedCompletion
+from gateway.errors import UpstreamError
+from gateway.pipeline.context import CacheControl, ChatContext
+from gateway.pipeline.exact import ExactCacheStage
+from gateway.pipeline.reasons import Layer, Reason
+from gateway.pipeline.runner import ChatPipeline, CompletionOutcome, StreamOutcome
+from gateway.policy.models import ExactCachePolicy, Policy
+
+
+class MemoryCache:
+    def __init__(self, broken: bool = False) -> None:
+        self.entries: dict[str, CachedCompletion] = {}
+        self.broken = broken
+
+    async def get(self, key: str) -> CachedCompletion | None:
+        if self.broken:
+            raise OSError("disk on fire")
+        return self.entries.get(key)
+
+    async def put(self, key: str, entry: CachedCompletion, ttl_seconds: int) -> None:
+        if self.broken:
+            raise OSError("disk on fire")
+        self.entries[key] = entry
+
+    async def ping(self) -> bool:
+        return not self.broken
+
+    async def close(self) -> None:
+        return None
+
+
+def _chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+    return {
+        "id": "c",
+        "object": "chat.completion.chunk",
+        "created": 1,
+        "model": "m",
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+    }
+
+
+class ScriptedProvider:
+    """Answers from a script; can fail mid-stream."""
+
+    def __init__(self, fail_after_chunks: int | None = None) -> None:
+        self.calls = 0
+        self.fail_after_chunks = fail_after_chunks
+        self.closed_streams = 0
+
+    def has_model(self, model: str) -> bool:
+        return True
+
+    async def complete(self, body: dict[str, Any]) -> dict[str, Any]:
+        self.calls += 1
+        return {
+            "id": "x",
+            "object": "chat.completion",
+            "created": 1,
+            "model": "m",
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": "ok"},
+                    "finish_reason": "stop",
+                }
+            ],
+            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+        }
+
+    async def stream(self, body: dict[str, Any]) -> AsyncGenerator[dict[str, Any], None]:
+        self.calls += 1
+        chunks = [
+            _chunk({"role": "assistant", "content": ""}),
+            _chunk({"content": "o"}),
+            _chunk({"content": "k"}),
+            _chunk({}, "stop"),
+        ]
+        try:
+            for position, chunk in enumerate(chunks):
+                if self.fail_after_chunks is not None and position == self.fail_after_chunks:
+                    raise UpstreamError("boom")
+                yield chunk
+        finally:
+            self.closed_streams += 1
+
+    async def embed(self, body: dict[str, Any]) -> dict[str, Any]:
+        raise NotImplementedError
+
+    async def close(self) -> None:
+        return None
+
+
+def _context(stream: bool = False, **kwargs: Any) -> ChatContext:
+    body = {"model": "m", "messages": [{"role": "user", "content": "hi"}], "stream": stream}
+    return ChatContext(
+        request_id="r",
+        principal=Principal("acme"),
+        model="m",
+        body=body,
+        policy=kwargs.pop("policy", Policy()),
+        **kwargs,
+    )
+
+
+async def test_non_stream_miss_then_hit() -> None:
+    provider, cache = ScriptedProvider(), MemoryCache()
+    pipeline = ChatPipeline(provider, ExactCacheStage(cache))
+    first = _context()
+    assert isinstance(await pipeline.run(first), CompletionOutcome)
+    assert (first.layer, first.reason, first.stored) == (Layer.MISS, Reason.NOT_FOUND, True)
+    second = _context()
+    await pipeline.run(second)
+    assert second.layer is Layer.EXACT and second.tokens_saved == 2
+    assert provider.calls == 1
+
+
+async def test_stream_abandoned_by_the_client_is_not_stored() -> None:
+    provider, cache = ScriptedProvider(), MemoryCache()
+    pipeline = ChatPipeline(provider, ExactCacheStage(cache))
+    outcome = await pipeline.run(_context(stream=True))
+    assert isinstance(outcome, StreamOutcome)
+    relay = outcome.chunks
+    await anext(relay)  # type: ignore[call-overload]
+    await relay.aclose()  # type: ignore[attr-defined]  # what a disconnect does
+    assert cache.entries == {}
+    assert provider.closed_streams == 1
+
+
+async def test_stream_failing_midway_raises_and_is_not_stored() -> None:
+    provider, cache = ScriptedProvider(fail_after_chunks=2), MemoryCache()
+    pipeline = ChatPipeline(provider, ExactCacheStage(cache))
+    outcome = await pipeline.run(_context(stream=True))
+    assert isinstance(outcome, StreamOutcome)
+    with pytest.raises(UpstreamError) as caught:
+        async for _ in outcome.chunks:
+            pass
+    assert caught.value.code == "upstream_stream_interrupted"
+    assert cache.entries == {}
+
+
+async def test_complete_stream_is_stored() -> None:
+    provider, cache = ScriptedProvider(), MemoryCache()
+    pipeline = ChatPipeline(provider, ExactCacheStage(cache))
+    outcome = await pipeline.run(_context(stream=True))
+    assert isinstance(outcome, StreamOutcome)
+    _ = [chunk async for chunk in outcome.chunks]
+    (entry,) = cache.entries.values()
+    assert entry.completion["choices"][0]["message"]["content"] == "ok"
+
+
+async def test_broken_store_fails_open() -> None:
+    provider = ScriptedProvider()
+    pipeline = ChatPipeline(provider, ExactCacheStage(MemoryCache(broken=True)))
+    ctx = _context()
+    outcome = await pipeline.run(ctx)
+    assert isinstance(outcome, CompletionOutcome)
+    assert ctx.reason is Reason.STORE_UNAVAILABLE and not ctx.stored
+
+
+async def test_disabled_policy_bypasses_and_never_stores() -> None:
+    provider, cache = ScriptedProvider(), MemoryCache()
+    pipeline = ChatPipeline(provider, ExactCacheStage(cache))
+    policy = Policy(exact_cache=ExactCachePolicy(enabled=False))
+    for _ in range(2):
+        ctx = _context(policy=policy)
+        await pipeline.run(ctx)
+        assert (ctx.layer, ctx.reason) == (Layer.BYPASS, Reason.POLICY_DISABLED)
+    assert provider.calls == 2 and cache.entries == {}
+
+
+async def test_no_store_and_no_cache() -> None:
+    provider, cache = ScriptedProvider(), MemoryCache()
+    pipeline = ChatPipeline(provider, ExactCacheStage(cache))
+    await pipeline.run(_context(cache_control=CacheControl(no_store=True)))
+    assert cache.entries == {}
+    ctx = _context(cache_control=CacheControl(no_cache=True))
+    await pipeline.run(ctx)
+    assert ctx.reason is Reason.CLIENT_NO_CACHE and len(cache.entries) == 1
