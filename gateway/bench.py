@@ -69,6 +69,17 @@ class HttpProtocolError(Exception):
     """The server's answer is not HTTP/1.1 this client understands."""
 
 
+# What one failed request can raise; each is counted as an error, never fatal.
+REQUEST_FAILURES = (
+    OSError,  # refused, reset
+    EOFError,  # asyncio.IncompleteReadError: closed mid-answer
+    TimeoutError,
+    HttpProtocolError,
+    asyncio.LimitOverrunError,  # a header block over the stream limit
+    ValueError,  # an unparsable length
+)
+
+
 # --------------------------------------------------------------------------- client
 
 
@@ -223,7 +234,7 @@ async def timed_call(
     try:
         async with asyncio.timeout(REQUEST_TIMEOUT_SECONDS):
             response = await connection.request(endpoint.head, body)
-    except (OSError, EOFError, TimeoutError, HttpProtocolError) as exc:
+    except REQUEST_FAILURES as exc:
         series.fail(f"{endpoint.name}: {type(exc).__name__}: {exc}")
         return
     elapsed_ms = (time.perf_counter() - started) * 1000
@@ -537,7 +548,9 @@ def write_config(workdir: Path, upstream_port: int) -> Path:
             {
                 "model_name": MODEL,
                 "litellm_params": {
-                    "model": f"openai/{MODEL}",
+                    # A model litellm's bundled cost map knows, as in production:
+                    # an unknown one sends litellm down a slower diagnostic path.
+                    "model": "openai/gpt-4o-mini",
                     "api_base": f"http://{HOST}:{upstream_port}/v1",
                     "api_key": UPSTREAM_KEY,
                 },
@@ -582,7 +595,7 @@ async def wait_until_ready(
             if response.status == 200:
                 return
             last = f"HTTP {response.status}"
-        except (OSError, EOFError, TimeoutError, HttpProtocolError) as exc:
+        except REQUEST_FAILURES as exc:
             last = type(exc).__name__
         finally:
             await connection.close()

@@ -8,6 +8,7 @@ from typing import Any
 
 from fastapi import APIRouter, Request, Response
 from fastapi.responses import StreamingResponse
+from starlette.background import BackgroundTask
 
 from gateway.api.deps import authenticate, get_services, read_body, request_id
 from gateway.api.responses import SSE_DONE, json_response, sse_event, sse_from_list
@@ -59,25 +60,42 @@ async def chat_completions(request: Request) -> Response:
         raise GatewayError("The gateway failed to handle this request.") from exc
     headers = _cache_headers(ctx)
     if isinstance(outcome, CompletionOutcome):
-        completion = outcome.completion
-        if ctx.layer is not Layer.MISS and ctx.layer is not Layer.BYPASS:
-            completion = {**completion, "id": new_completion_id()}
-        log_decision(ctx, 200)
-        if not ctx.stream:
-            return json_response(completion, headers=headers)
-        chunks = replay_chunks(
-            completion, completion_id=completion["id"], include_usage=ctx.include_usage
-        )
-        return StreamingResponse(
-            sse_from_list(chunks),
-            media_type="text/event-stream",
-            headers={**SSE_HEADERS, **headers},
-        )
+        return _render_completion(ctx, outcome, headers)
     return StreamingResponse(
         _relay(ctx, outcome.chunks),
         media_type="text/event-stream",
         headers={**SSE_HEADERS, **headers},
     )
+
+
+def _render_completion(
+    ctx: ChatContext, outcome: CompletionOutcome, headers: dict[str, str]
+) -> Response:
+    completion = outcome.completion
+    if ctx.layer in (Layer.EXACT, Layer.SEMANTIC):
+        completion = {**completion, "id": new_completion_id()}
+
+    async def after_response() -> None:
+        # Runs once the body is sent: the cache write and the log line cost the
+        # client nothing.
+        if outcome.after_response is not None:
+            await outcome.after_response()
+        log_decision(ctx, 200)
+
+    response: Response
+    if not ctx.stream:
+        response = json_response(completion, headers=headers)
+    else:
+        chunks = replay_chunks(
+            completion, completion_id=completion["id"], include_usage=ctx.include_usage
+        )
+        response = StreamingResponse(
+            sse_from_list(chunks),
+            media_type="text/event-stream",
+            headers={**SSE_HEADERS, **headers},
+        )
+    response.background = BackgroundTask(after_response)
+    return response
 
 
 async def _relay(ctx: ChatContext, chunks: AsyncIterator[dict[str, Any]]) -> AsyncIterator[bytes]:

@@ -10,7 +10,7 @@ failed stream is never stored.
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,9 +25,14 @@ from gateway.providers.protocol import Provider
 
 @dataclass(frozen=True, slots=True)
 class CompletionOutcome:
-    """A whole `chat.completion`: from a cache layer or from the provider."""
+    """A whole `chat.completion`: from a cache layer or from the provider.
+
+    `after_response` (stores the answer) is run by the caller once the response has been
+    sent, so the client does not wait for the cache write.
+    """
 
     completion: dict[str, Any]
+    after_response: Callable[[], Awaitable[None]] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,8 +61,11 @@ class ChatPipeline:
             return await self._forward_stream(ctx)
         with ctx.timed("forward"):
             completion = await self._provider.complete(ctx.body)
-        await self._store(ctx, completion)
-        return CompletionOutcome(completion)
+
+        async def store() -> None:
+            await self._store(ctx, completion)
+
+        return CompletionOutcome(completion, after_response=store)
 
     async def _lookup(self, ctx: ChatContext) -> CompletionOutcome | None:
         if ctx.cache_control.no_cache:

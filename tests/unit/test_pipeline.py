@@ -112,11 +112,21 @@ def _context(stream: bool = False, **kwargs: Any) -> ChatContext:
     )
 
 
+async def _run_to_completion(pipeline: ChatPipeline, ctx: ChatContext) -> None:
+    outcome = await pipeline.run(ctx)
+    assert isinstance(outcome, CompletionOutcome)
+    if outcome.after_response is not None:
+        await outcome.after_response()
+
+
 async def test_non_stream_miss_then_hit() -> None:
     provider, cache = ScriptedProvider(), MemoryCache()
     pipeline = ChatPipeline(provider, ExactCacheStage(cache))
     first = _context()
-    assert isinstance(await pipeline.run(first), CompletionOutcome)
+    outcome = await pipeline.run(first)
+    assert isinstance(outcome, CompletionOutcome) and outcome.after_response is not None
+    assert not first.stored  # the write waits until the response has been sent
+    await outcome.after_response()
     assert (first.layer, first.reason, first.stored) == (Layer.MISS, Reason.NOT_FOUND, True)
     second = _context()
     await pipeline.run(second)
@@ -163,7 +173,8 @@ async def test_broken_store_fails_open() -> None:
     pipeline = ChatPipeline(provider, ExactCacheStage(MemoryCache(broken=True)))
     ctx = _context()
     outcome = await pipeline.run(ctx)
-    assert isinstance(outcome, CompletionOutcome)
+    assert isinstance(outcome, CompletionOutcome) and outcome.after_response is not None
+    await outcome.after_response()
     assert ctx.reason is Reason.STORE_UNAVAILABLE and not ctx.stored
 
 
@@ -173,7 +184,7 @@ async def test_disabled_policy_bypasses_and_never_stores() -> None:
     policy = Policy(exact_cache=ExactCachePolicy(enabled=False))
     for _ in range(2):
         ctx = _context(policy=policy)
-        await pipeline.run(ctx)
+        await _run_to_completion(pipeline, ctx)
         assert (ctx.layer, ctx.reason) == (Layer.BYPASS, Reason.POLICY_DISABLED)
     assert provider.calls == 2 and cache.entries == {}
 
@@ -181,8 +192,8 @@ async def test_disabled_policy_bypasses_and_never_stores() -> None:
 async def test_no_store_and_no_cache() -> None:
     provider, cache = ScriptedProvider(), MemoryCache()
     pipeline = ChatPipeline(provider, ExactCacheStage(cache))
-    await pipeline.run(_context(cache_control=CacheControl(no_store=True)))
+    await _run_to_completion(pipeline, _context(cache_control=CacheControl(no_store=True)))
     assert cache.entries == {}
     ctx = _context(cache_control=CacheControl(no_cache=True))
-    await pipeline.run(ctx)
+    await _run_to_completion(pipeline, ctx)
     assert ctx.reason is Reason.CLIENT_NO_CACHE and len(cache.entries) == 1
