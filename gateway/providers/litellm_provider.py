@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import AsyncGenerator
+from dataclasses import dataclass
 from typing import Any
 
 from gateway.errors import InvalidRequest, UpstreamError
@@ -50,56 +51,81 @@ def _upstream_message(exc: BaseException) -> str:
     return text[:500] or "upstream error"
 
 
+@dataclass(frozen=True, slots=True)
+class _ErrorRule:
+    exception_names: tuple[str, ...]  # classes in litellm.exceptions
+    status: int
+    error_type: str
+    code: str
+    # None: pass on the provider's own (redacted) explanation.
+    message: str | None
+
+
+# First match wins: ContextWindowExceededError is a BadRequestError, so it comes first.
+_ERROR_RULES = (
+    _ErrorRule(
+        ("Timeout",),
+        504,
+        "timeout_error",
+        "upstream_timeout",
+        "The provider for model '{model}' did not answer in time.",
+    ),
+    _ErrorRule(
+        ("RateLimitError",),
+        429,
+        "rate_limit_error",
+        "rate_limit_exceeded",
+        "The provider for model '{model}' is rate limiting requests; retry later.",
+    ),
+    _ErrorRule(
+        ("ContextWindowExceededError",),
+        400,
+        "invalid_request_error",
+        "context_length_exceeded",
+        None,
+    ),
+    _ErrorRule(
+        ("AuthenticationError", "PermissionDeniedError"),
+        502,
+        "upstream_error",
+        "upstream_auth_error",
+        "The provider rejected the gateway's credentials for model '{model}'.",
+    ),
+    _ErrorRule(
+        ("NotFoundError",),
+        502,
+        "upstream_error",
+        "upstream_not_found",
+        "The provider does not know the deployment behind model '{model}'.",
+    ),
+    _ErrorRule(
+        ("BadRequestError", "UnprocessableEntityError"),
+        400,
+        "invalid_request_error",
+        "upstream_rejected_request",
+        None,
+    ),
+    _ErrorRule(
+        ("APIConnectionError",),
+        502,
+        "upstream_error",
+        "upstream_unavailable",
+        "Could not reach the provider for model '{model}'.",
+    ),
+)
+
+
 def map_exception(exc: BaseException, model: str) -> UpstreamError:
     """litellm's exception tree -> the status and envelope the client gets."""
     from litellm import exceptions as errors  # imported by create() already; cheap
 
-    if isinstance(exc, errors.Timeout):
-        return UpstreamError(
-            f"The provider for model '{model}' did not answer in time.",
-            status_code=504,
-            error_type="timeout_error",
-            code="upstream_timeout",
-        )
-    if isinstance(exc, errors.RateLimitError):
-        return UpstreamError(
-            f"The provider for model '{model}' is rate limiting requests; retry later.",
-            status_code=429,
-            error_type="rate_limit_error",
-            code="rate_limit_exceeded",
-        )
-    if isinstance(exc, errors.ContextWindowExceededError):
-        return UpstreamError(
-            _upstream_message(exc),
-            status_code=400,
-            error_type="invalid_request_error",
-            code="context_length_exceeded",
-        )
-    if isinstance(exc, errors.AuthenticationError | errors.PermissionDeniedError):
-        return UpstreamError(
-            f"The provider rejected the gateway's credentials for model '{model}'.",
-            status_code=502,
-            code="upstream_auth_error",
-        )
-    if isinstance(exc, errors.NotFoundError):
-        return UpstreamError(
-            f"The provider does not know the deployment behind model '{model}'.",
-            status_code=502,
-            code="upstream_not_found",
-        )
-    if isinstance(exc, errors.BadRequestError | errors.UnprocessableEntityError):
-        return UpstreamError(
-            _upstream_message(exc),
-            status_code=400,
-            error_type="invalid_request_error",
-            code="upstream_rejected_request",
-        )
-    if isinstance(exc, errors.APIConnectionError):
-        return UpstreamError(
-            f"Could not reach the provider for model '{model}'.",
-            status_code=502,
-            code="upstream_unavailable",
-        )
+    for rule in _ERROR_RULES:
+        classes = tuple(getattr(errors, name) for name in rule.exception_names)
+        if isinstance(exc, classes):
+            message = rule.message.format(model=model) if rule.message else _upstream_message(exc)
+            return UpstreamError(
+                message, status_code=rule.status, error_type=rule.error_type, code=rule.code
+            )
     status = getattr(exc, "status_code", None)
     if isinstance(status, int) and 400 <= status < 500 and status not in (401, 403, 404):
         return UpstreamError(
