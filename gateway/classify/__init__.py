@@ -1,0 +1,1 @@
+"""The non-cacheable classifier: writes, time-sensitive, IDs, follow-ups, personal data."""

@@ -1,0 +1,1 @@
+"""Sentence embedders: the protocol, the offline local default, and litellm models."""

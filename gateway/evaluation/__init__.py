@@ -1,0 +1,1 @@
+"""`gateway eval`: measure caching decisions on labeled public data."""

@@ -1,0 +1,1 @@
+"""Gray-band review: a second opinion on whether two requests ask the same thing."""

@@ -1,0 +1,1 @@
+"""Safe semantic reuse: compatibility fingerprints and the entity comparison."""
