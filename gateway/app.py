@@ -14,8 +14,12 @@ from gateway.api.errors import install_error_handlers
 from gateway.api.request_id import RequestIdMiddleware
 from gateway.auth import KeyRegistry
 from gateway.cache.embedded import SQLiteExactCache
+from gateway.cache.vector_index import EmbeddedVectorIndex, index_name_for
+from gateway.components import ComponentsFactory, load_components
+from gateway.pipeline.classify import ClassifyStage
 from gateway.pipeline.exact import ExactCacheStage
 from gateway.pipeline.runner import ChatPipeline
+from gateway.pipeline.semantic import SemanticCacheStage
 from gateway.policy.loader import PolicyStore
 from gateway.providers.protocol import Provider
 from gateway.services import Services
@@ -33,20 +37,36 @@ def _litellm_provider(config: GatewayConfig) -> Provider:
 
 
 def create_app(
-    config: GatewayConfig, *, provider_factory: ProviderFactory = _litellm_provider
+    config: GatewayConfig,
+    *,
+    provider_factory: ProviderFactory = _litellm_provider,
+    components_factory: ComponentsFactory = load_components,
 ) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         policies = PolicyStore.from_directory(config.policies_dir)
         provider = provider_factory(config)
+        components = await components_factory(config, provider)
         exact_cache = await SQLiteExactCache.open(config.storage.path)
+        vector_index = await EmbeddedVectorIndex.open(
+            config.storage.path,
+            index_name_for(components.embedder.name, components.embedding_dimensions),
+        )
+        semantic = SemanticCacheStage(
+            components.embedder, vector_index, components.comparator, components.reviewer
+        )
         app.state.services = Services(
             config=config,
             keys=KeyRegistry(config.auth),
             policies=policies,
             provider=provider,
             exact_cache=exact_cache,
-            pipeline=ChatPipeline(provider, ExactCacheStage(exact_cache)),
+            pipeline=ChatPipeline(
+                provider,
+                ExactCacheStage(exact_cache),
+                semantic=semantic,
+                classify=ClassifyStage(components.classifier),
+            ),
         )
         logger.info(
             "gateway ready: %d models, storage=%s, policies from %s, auth=%s",
@@ -59,6 +79,7 @@ def create_app(
             yield
         finally:
             app.state.services = None
+            await vector_index.close()
             await exact_cache.close()
             await provider.close()
 

@@ -53,6 +53,21 @@ def _bench(args: argparse.Namespace) -> int:
     return run_benchmark(requests=args.requests, output=args.output)
 
 
+def _eval(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from gateway.evaluation.run import DEFAULT_SETS, run_eval
+
+    return run_eval(
+        args.what,
+        Path(args.data) if args.data else None,
+        sets=args.sets.split(",") if args.sets else DEFAULT_SETS,
+        limit=args.limit,
+        protocols=args.protocols.split(","),
+        output=args.output,
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="gateway", description="OpenAI-compatible LLM gateway")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -71,6 +86,19 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--requests", type=int, default=400, help="requests per measurement")
     bench.add_argument("--output", help="also write the results as JSON to this path")
     bench.set_defaults(handler=_bench)
+
+    evaluate = commands.add_parser(
+        "eval", help="measure caching decisions on labeled data (pairs, classifier, probes)"
+    )
+    evaluate.add_argument("what", choices=["pairs", "classifier", "probes"])
+    evaluate.add_argument("--data", help="the shared labeled-data folder (e.g. ../shared/data)")
+    evaluate.add_argument(
+        "--sets", help="pair sets, comma-separated (default: qqp,lcqmc,paws_en,pawsx_zh)"
+    )
+    evaluate.add_argument("--limit", type=int, default=2000, help="pairs per set (default 2000)")
+    evaluate.add_argument("--protocols", default="pair,pool", help="pair, pool or both")
+    evaluate.add_argument("--output", help="also write the results as JSON to this path")
+    evaluate.set_defaults(handler=_eval)
     return parser
 
 

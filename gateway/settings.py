@@ -92,12 +92,26 @@ class ServerSettings(_Strict):
     log_level: Literal["debug", "info", "warning", "error"] = "info"
 
 
+class SemanticSettings(_Strict):
+    """Which embedder and reviewer the semantic cache uses (thresholds are policy)."""
+
+    # "local": the offline multilingual USE model shipped as a PyPI package; or a
+    # `model_name` from model_list, called through litellm.
+    embedder: str = "local"
+    # Needed only for a litellm embedder: the vector size names the index.
+    embedding_dimensions: int | None = Field(default=None, ge=1)
+    # "local": the offline pair classifier shipped with the gateway; "none": no review
+    # (gray-band candidates are rejected); or a chat `model_name` from model_list.
+    reviewer: str = "local"
+
+
 class GatewayConfig(_Strict):
     server: ServerSettings = Field(default_factory=ServerSettings)
     model_list: list[ModelDeployment] = Field(default_factory=list)
     router_settings: RouterSettings = Field(default_factory=RouterSettings)
     storage: StorageSettings = Field(default_factory=StorageSettings)
     auth: AuthSettings = Field(default_factory=AuthSettings)
+    semantic: SemanticSettings = Field(default_factory=SemanticSettings)
     # Relative paths (policies_dir, storage.path) are relative to the working
     # directory, as in LiteLLM's proxy config.
     policies_dir: Path = Path("policies")
@@ -105,6 +119,19 @@ class GatewayConfig(_Strict):
     @model_validator(mode="after")
     def _fallback_targets_known(self) -> GatewayConfig:
         names = {d.model_name for d in self.model_list}
+        if self.semantic.embedder != "local":
+            if self.semantic.embedder not in names:
+                raise ValueError(
+                    f"semantic.embedder {self.semantic.embedder!r} is neither 'local' "
+                    "nor a model_name in model_list"
+                )
+            if self.semantic.embedding_dimensions is None:
+                raise ValueError("semantic.embedding_dimensions is required for a litellm embedder")
+        if self.semantic.reviewer not in ("local", "none") and self.semantic.reviewer not in names:
+            raise ValueError(
+                f"semantic.reviewer {self.semantic.reviewer!r} is neither 'local', 'none' "
+                "nor a model_name in model_list"
+            )
         for entry in self.router_settings.fallbacks:
             for source, targets in entry.items():
                 for name in [source, *targets]:

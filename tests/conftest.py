@@ -14,8 +14,17 @@ import pytest
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from gateway.app import create_app
+from gateway.components import (
+    ComponentsFactory,
+    SemanticComponents,
+    build_embedder,
+    build_reviewer,
+    load_local_embedder,
+    load_text_components,
+)
 from gateway.devtools.fake_upstream import UpstreamLog, create_fake_upstream
 from gateway.devtools.threaded_server import ThreadedServer, free_port
+from gateway.providers.protocol import Provider
 from gateway.settings import GatewayConfig, parse_config
 
 TENANT_KEYS = {"acme": "sk-acme-1", "globex": "sk-globex-1"}
@@ -34,6 +43,28 @@ def upstream() -> Iterator[FakeUpstream]:
     server = ThreadedServer(create_fake_upstream(log)).start()
     yield FakeUpstream(url=server.url, log=log)
     server.stop()
+
+
+@pytest.fixture(scope="session")
+def components_factory() -> ComponentsFactory:
+    """Loads spaCy and the local embedder once for the whole session (seconds each)."""
+    loaded: dict[str, Any] = {}
+
+    async def factory(config: GatewayConfig, provider: Provider) -> SemanticComponents:
+        if "text" not in loaded:
+            loaded["text"] = await load_text_components()
+            loaded["embedder"] = await load_local_embedder()
+        classifier, comparator = loaded["text"]
+        embedder = build_embedder(config, provider, loaded["embedder"])
+        return SemanticComponents(
+            classifier=classifier,
+            comparator=comparator,
+            embedder=embedder,
+            embedding_dimensions=config.semantic.embedding_dimensions or embedder.dimensions,
+            reviewer=build_reviewer(config, provider),
+        )
+
+    return factory
 
 
 @dataclass
@@ -92,13 +123,16 @@ GatewayFactory = Callable[..., RunningGateway]
 
 
 @pytest.fixture
-def start_gateway(upstream: FakeUpstream, tmp_path: Path) -> Iterator[GatewayFactory]:
+def start_gateway(
+    upstream: FakeUpstream, tmp_path: Path, components_factory: ComponentsFactory
+) -> Iterator[GatewayFactory]:
     started: list[RunningGateway] = []
 
     def start(data_dir: Path | None = None, **overrides: Any) -> RunningGateway:
         raw = gateway_config_dict(upstream.url, data_dir or tmp_path / "data", **overrides)
         config, _ = parse_config(raw)
-        server = ThreadedServer(create_app(config)).start()
+        app = create_app(config, components_factory=components_factory)
+        server = ThreadedServer(app).start()
         running = RunningGateway(url=server.url, config=config, server=server)
         started.append(running)
         return running

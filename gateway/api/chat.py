@@ -13,7 +13,7 @@ from starlette.background import BackgroundTask
 from gateway.api.deps import authenticate, get_services, read_body, request_id
 from gateway.api.responses import SSE_DONE, json_response, sse_event, sse_from_list
 from gateway.api.schemas import ChatCompletionRequest, parse_body
-from gateway.completions import new_completion_id, replay_chunks
+from gateway.completions import replay_chunks
 from gateway.errors import GatewayError, ModelNotFound
 from gateway.pipeline.context import CacheControl, ChatContext
 from gateway.pipeline.reasons import Layer
@@ -31,6 +31,10 @@ def _cache_headers(ctx: ChatContext) -> dict[str, str]:
     headers = {"x-gateway-cache": ctx.layer.value}
     if ctx.reason is not None and ctx.layer in (Layer.MISS, Layer.BYPASS):
         headers["x-gateway-cache-reason"] = ctx.reason.value
+    if ctx.layer is Layer.SEMANTIC and ctx.similarity is not None:
+        headers["x-gateway-similarity"] = f"{ctx.similarity:.4f}"
+    if ctx.layer in (Layer.EXACT, Layer.SEMANTIC):
+        headers["x-gateway-tokens-saved"] = str(ctx.tokens_saved)
     return headers
 
 
@@ -72,8 +76,6 @@ def _render_completion(
     ctx: ChatContext, outcome: CompletionOutcome, headers: dict[str, str]
 ) -> Response:
     completion = outcome.completion
-    if ctx.layer in (Layer.EXACT, Layer.SEMANTIC):
-        completion = {**completion, "id": new_completion_id()}
 
     async def after_response() -> None:
         # Runs once the body is sent: the cache write and the log line cost the

@@ -1,4 +1,4 @@
-"""Canonical exact-cache keys.
+"""Canonical cache keys: the exact key and the semantic compatibility fingerprint.
 
 key = sha256(canonical JSON, sorted keys) of tenant, cache namespace (policy and
 declared versions), model, every request parameter that can change the answer, and the
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import unicodedata
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import orjson
@@ -88,14 +88,67 @@ def answer_parameters(body: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+def _digest(document: Mapping[str, Any]) -> str:
+    return hashlib.sha256(orjson.dumps(document, option=orjson.OPT_SORT_KEYS)).hexdigest()
+
+
 def exact_cache_key(
     *, tenant: str, namespace: Mapping[str, str], model: str, body: Mapping[str, Any]
 ) -> str:
-    document = {
-        "tenant": tenant,
-        "namespace": dict(namespace),
-        "model": model,
-        "params": answer_parameters(body),
-        "messages": normalise_messages(body.get("messages") or []),
-    }
-    return hashlib.sha256(orjson.dumps(document, option=orjson.OPT_SORT_KEYS)).hexdigest()
+    return _digest(
+        {
+            "tenant": tenant,
+            "namespace": dict(namespace),
+            "model": model,
+            "params": answer_parameters(body),
+            "messages": normalise_messages(body.get("messages") or []),
+        }
+    )
+
+
+def last_user_index(messages: Sequence[Mapping[str, Any]]) -> int | None:
+    for index in range(len(messages) - 1, -1, -1):
+        if messages[index].get("role") == "user":
+            return index
+    return None
+
+
+def message_text(message: Mapping[str, Any]) -> str:
+    """The text of a message: its string content or its text parts joined."""
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(
+            part["text"]
+            for part in content
+            if isinstance(part, dict) and isinstance(part.get("text"), str)
+        )
+    return ""
+
+
+def last_user_text(messages: Sequence[Mapping[str, Any]]) -> str:
+    index = last_user_index(messages)
+    return "" if index is None else _normalise_text(message_text(messages[index]))
+
+
+def compatibility_fingerprint(
+    *, tenant: str, namespace: Mapping[str, str], model: str, body: Mapping[str, Any]
+) -> str:
+    """Everything but the last user turn: only requests that agree on all of it (tenant,
+    model, parameters, system prompt, tools, earlier turns) may share a semantic answer.
+    Messages after the last user turn (rare) stay in, blanked turn included as a slot."""
+    messages = normalise_messages(body.get("messages") or [])
+    index = last_user_index(messages)
+    if index is not None:
+        messages[index] = {**messages[index], "content": ""}
+    return _digest(
+        {
+            "kind": "semantic-fingerprint",
+            "tenant": tenant,
+            "namespace": dict(namespace),
+            "model": model,
+            "params": answer_parameters(body),
+            "messages": messages,
+        }
+    )

@@ -1,16 +1,63 @@
 """Stage 1: decide whether the request may use the cache at all.
 
-This module holds the request-level rules; the content classifier (write intent, time
-sensitivity, IDs, follow-ups, personal data) plugs in here.
+Request-level rules first (policy switched caching off, sampling too hot, several
+choices asked for), then the content classifier (writes, time-sensitive, IDs, follow-ups,
+personal data). A bypassed request goes to the provider untouched and is never stored.
 """
 
 from __future__ import annotations
 
+from gateway.classify.classifier import (
+    ClassifierSettings,
+    NonCacheableClass,
+    RequestClassifier,
+)
 from gateway.pipeline.context import ChatContext
 from gateway.pipeline.reasons import Layer, Reason
+from gateway.policy.models import ClassifierPolicy
 
 
-def classify_request(ctx: ChatContext) -> None:
-    """Marks the context `bypass` with a reason when caching must not apply."""
-    if not ctx.policy.exact_cache.enabled:
-        ctx.decide(Layer.BYPASS, Reason.POLICY_DISABLED)
+def classifier_settings(policy: ClassifierPolicy) -> ClassifierSettings:
+    return ClassifierSettings(
+        enabled=frozenset(NonCacheableClass(name) for name in policy.enabled_classes),
+        extra_patterns={
+            NonCacheableClass(name): tuple(patterns)
+            for name, patterns in policy.extra_patterns.items()
+        },
+    )
+
+
+class ClassifyStage:
+    def __init__(self, classifier: RequestClassifier | None) -> None:
+        self._classifier = classifier
+
+    def run(self, ctx: ChatContext) -> None:
+        """Marks the context `bypass` with a reason when caching must not apply."""
+        policy = ctx.policy
+        if not policy.exact_cache.enabled and not policy.semantic_cache.enabled:
+            ctx.decide(Layer.BYPASS, Reason.POLICY_DISABLED)
+            return
+        rules = policy.classifier
+        temperature = ctx.body.get("temperature")
+        if (
+            rules.temperature_cap is not None
+            and isinstance(temperature, int | float)
+            and temperature > rules.temperature_cap
+        ):
+            ctx.decide(Layer.BYPASS, Reason.TEMPERATURE_ABOVE_CAP)
+            return
+        choices = ctx.body.get("n")
+        if isinstance(choices, int) and choices > 1 and not rules.cache_multiple_choices:
+            ctx.decide(Layer.BYPASS, Reason.N_GT_1)
+            return
+        if self._classifier is None or not rules.enabled_classes:
+            return
+        verdict = self._classifier.classify(
+            ctx.body.get("messages") or [],
+            ctx.body.get("tools"),
+            ctx.body.get("tool_choice"),
+            classifier_settings(rules),
+        )
+        if verdict.reason is not None:
+            ctx.classifier_rule = verdict.rule
+            ctx.decide(Layer.BYPASS, Reason(verdict.reason.value))

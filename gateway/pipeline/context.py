@@ -39,6 +39,14 @@ class ChatContext:
     layer: Layer = Layer.MISS
     reason: Reason | None = None
     exact_key: str | None = None
+    # semantic layer: what it looked at and why it decided (no prompt text in logs)
+    fingerprint: str | None = None
+    query_text: str | None = None
+    query_vector: Any = None
+    similarity: float | None = None  # calibrated, of the candidate that decided
+    review_verdict: str | None = None  # accepted | rejected | unavailable
+    mismatch_kinds: tuple[str, ...] = ()
+    classifier_rule: str | None = None
     stored: bool = False
     tokens_saved: int = 0
     started_at: float = field(default_factory=time.perf_counter)

@@ -18,5 +18,18 @@ class Reason(StrEnum):
     NOT_FOUND = "not_found"  # no stored answer matched
     CLIENT_NO_CACHE = "client_no_cache"  # Cache-Control: no-cache, lookup skipped
     STORE_UNAVAILABLE = "store_unavailable"  # the cache store failed; failed open
+    NO_CANDIDATE = "no_candidate"  # nothing stored with the same fingerprint
+    BELOW_THRESHOLD = "below_threshold"  # best candidate under the review band
+    ENTITY_MISMATCH = "entity_mismatch"  # numbers, dates, names... differ
+    REVIEW_REJECTED = "review_rejected"  # gray band, the reviewer said no
+    REVIEW_UNAVAILABLE = "review_unavailable"  # gray band, reviewer failed or timed out
+    EMBEDDER_UNAVAILABLE = "embedder_unavailable"  # could not embed: no semantic lookup
     # bypasses (never looked up, never stored)
     POLICY_DISABLED = "policy_disabled"
+    TEMPERATURE_ABOVE_CAP = "temperature_above_cap"
+    N_GT_1 = "n_gt_1"
+    WRITE_INTENT = "write_intent"
+    TIME_SENSITIVE = "time_sensitive"
+    ENTITY_ID = "entity_id"
+    UNRESOLVED_FOLLOWUP = "unresolved_followup"
+    PERSONALIZED = "personalized"

@@ -1,6 +1,6 @@
 """Runs a chat request through the stages and returns what to send back.
 
-    classify -> exact lookup -> (semantic lookup) -> (memory) -> forward -> store
+    classify -> exact lookup -> semantic lookup -> (memory) -> forward -> store
 
 A cache hit ends the run early. Stores happen only for cacheable requests whose answer
 finished normally, and for streams only once the last chunk has arrived: an aborted or
@@ -14,12 +14,14 @@ from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from gateway.completions import StreamAssembler, finished_normally
+from gateway.cache.protocols import CachedCompletion
+from gateway.completions import StreamAssembler, finished_normally, new_completion_id
 from gateway.errors import UpstreamError
-from gateway.pipeline.classify import classify_request
+from gateway.pipeline.classify import ClassifyStage
 from gateway.pipeline.context import ChatContext
 from gateway.pipeline.exact import ExactCacheStage
 from gateway.pipeline.reasons import Layer, Reason
+from gateway.pipeline.semantic import SemanticCacheStage
 from gateway.providers.protocol import Provider
 
 
@@ -45,14 +47,27 @@ class StreamOutcome:
 Outcome = CompletionOutcome | StreamOutcome
 
 
+# What a cached answer reports as spent upstream: nothing. What it saved is in the
+# decision record and the `x-gateway-tokens-saved` header.
+_ZERO_USAGE = {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}
+
+
 class ChatPipeline:
-    def __init__(self, provider: Provider, exact: ExactCacheStage) -> None:
+    def __init__(
+        self,
+        provider: Provider,
+        exact: ExactCacheStage,
+        semantic: SemanticCacheStage | None = None,
+        classify: ClassifyStage | None = None,
+    ) -> None:
         self._provider = provider
         self._exact = exact
+        self._semantic = semantic
+        self._classify = classify or ClassifyStage(None)
 
     async def run(self, ctx: ChatContext) -> Outcome:
         with ctx.timed("classify"):
-            classify_request(ctx)
+            self._classify.run(ctx)
         if ctx.cacheable:
             hit = await self._lookup(ctx)
             if hit is not None:
@@ -67,24 +82,51 @@ class ChatPipeline:
 
         return CompletionOutcome(completion, after_response=store)
 
+    def _semantic_enabled(self, ctx: ChatContext) -> bool:
+        return self._semantic is not None and ctx.policy.semantic_cache.enabled
+
     async def _lookup(self, ctx: ChatContext) -> CompletionOutcome | None:
         if ctx.cache_control.no_cache:
             ctx.decide(Layer.MISS, Reason.CLIENT_NO_CACHE)
             return None
-        with ctx.timed("exact_lookup"):
+        if ctx.policy.exact_cache.enabled:
+            with ctx.timed("exact_lookup"):
+                try:
+                    cached = await self._exact.lookup(ctx)
+                except Exception as exc:
+                    self._exact.report_failure("lookup", exc)
+                    ctx.decide(Layer.MISS, Reason.STORE_UNAVAILABLE)
+                    cached = None
+                else:
+                    if cached is not None:
+                        ctx.decide(Layer.EXACT)
+                        return self._serve(ctx, cached)
+                    ctx.decide(Layer.MISS, Reason.NOT_FOUND)
+        if self._semantic is not None and self._semantic_enabled(ctx):
             try:
-                cached = await self._exact.lookup(ctx)
+                cached = await self._semantic.lookup(ctx)
             except Exception as exc:
-                self._exact.report_failure("lookup", exc)
+                self._semantic.report_failure("lookup", exc)
                 ctx.decide(Layer.MISS, Reason.STORE_UNAVAILABLE)
                 return None
-        if cached is None:
-            ctx.decide(Layer.MISS, Reason.NOT_FOUND)
-            return None
-        ctx.decide(Layer.EXACT)
+            if cached is not None:
+                return self._serve(ctx, cached)
+        return None
+
+    @staticmethod
+    def _serve(ctx: ChatContext, cached: CachedCompletion) -> CompletionOutcome:
+        """The stored answer as this request's answer: the gateway's id and the
+        requested model name; usage says nothing was spent upstream."""
         usage = cached.completion.get("usage") or {}
         ctx.tokens_saved = int(usage.get("total_tokens") or 0)
-        return CompletionOutcome(cached.completion)
+        completion = {
+            **cached.completion,
+            "id": new_completion_id(),
+            "created": int(time.time()),
+            "model": ctx.model,
+            "usage": dict(_ZERO_USAGE),
+        }
+        return CompletionOutcome(completion)
 
     def _should_store(self, ctx: ChatContext, completion: dict[str, Any]) -> bool:
         return (
@@ -96,13 +138,21 @@ class ChatPipeline:
     async def _store(self, ctx: ChatContext, completion: dict[str, Any]) -> None:
         if not self._should_store(ctx, completion):
             return
+        stored = False
         with ctx.timed("store"):
-            try:
-                await self._exact.store(ctx, completion)
-            except Exception as exc:
-                self._exact.report_failure("store", exc)
-                return
-        ctx.stored = True
+            if ctx.policy.exact_cache.enabled:
+                try:
+                    await self._exact.store(ctx, completion)
+                    stored = True
+                except Exception as exc:
+                    self._exact.report_failure("store", exc)
+            if self._semantic is not None and self._semantic_enabled(ctx):
+                try:
+                    await self._semantic.store(ctx, completion)
+                    stored = True
+                except Exception as exc:
+                    self._semantic.report_failure("store", exc)
+        ctx.stored = stored
 
     async def _forward_stream(self, ctx: ChatContext) -> StreamOutcome:
         upstream = self._provider.stream(ctx.body)

@@ -2,7 +2,17 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+import re
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+NON_CACHEABLE_CLASSES = (
+    "write_intent",
+    "time_sensitive",
+    "entity_id",
+    "unresolved_followup",
+    "personalized",
+)
 
 
 class _Strict(BaseModel):
@@ -12,6 +22,60 @@ class _Strict(BaseModel):
 class ExactCachePolicy(_Strict):
     enabled: bool = True
     ttl_seconds: int = Field(default=24 * 3600, ge=1)
+
+
+class ReviewPolicy(_Strict):
+    enabled: bool = True
+    # A review that takes longer is abandoned and the candidate rejected
+    # (`review_unavailable`): a miss costs less than a wrong answer.
+    timeout_seconds: float = Field(default=2.0, gt=0, le=60)
+
+
+class SemanticCachePolicy(_Strict):
+    """L2 semantic cache. Similarities are on the gateway's calibrated scale (see
+    `gateway/embed/calibration.py`), so the same numbers fit every embedder."""
+
+    enabled: bool = True
+    ttl_seconds: int = Field(default=24 * 3600, ge=1)
+    accept_threshold: float = Field(default=0.92, gt=0, le=1)
+    review_min_similarity: float = Field(default=0.85, gt=0, le=1)
+    top_k: int = Field(default=5, ge=1, le=50)
+    entity_check: bool = True
+    review: ReviewPolicy = Field(default_factory=ReviewPolicy)
+    embed_timeout_seconds: float = Field(default=1.0, gt=0, le=30)
+
+    @model_validator(mode="after")
+    def _band_is_ordered(self) -> SemanticCachePolicy:
+        if self.review_min_similarity > self.accept_threshold:
+            raise ValueError("review_min_similarity must not exceed accept_threshold")
+        return self
+
+
+class ClassifierPolicy(_Strict):
+    """Which non-cacheable classes apply, and extra regexes per class."""
+
+    enabled_classes: frozenset[str] = frozenset(NON_CACHEABLE_CLASSES)
+    extra_patterns: dict[str, tuple[str, ...]] = Field(default_factory=dict)
+    # Requests sampled hotter than this are not cached (`temperature_above_cap`).
+    temperature_cap: float | None = Field(default=None, ge=0, le=2)
+    # n > 1 asks for several different answers; one cached answer cannot serve it.
+    cache_multiple_choices: bool = False
+
+    @model_validator(mode="after")
+    def _classes_known(self) -> ClassifierPolicy:
+        known = set(NON_CACHEABLE_CLASSES)
+        unknown = (set(self.enabled_classes) | set(self.extra_patterns)) - known
+        if unknown:
+            raise ValueError(
+                f"unknown classifier class(es) {sorted(unknown)}; known: {sorted(known)}"
+            )
+        for name, patterns in self.extra_patterns.items():
+            for pattern in patterns:
+                try:
+                    re.compile(pattern)
+                except re.error as exc:
+                    raise ValueError(f"extra_patterns.{name}: invalid regex ({exc})") from None
+        return self
 
 
 class Policy(_Strict):
@@ -25,6 +89,8 @@ class Policy(_Strict):
     system_prompt_version: str = ""
     tool_schema_version: str = ""
     exact_cache: ExactCachePolicy = Field(default_factory=ExactCachePolicy)
+    semantic_cache: SemanticCachePolicy = Field(default_factory=SemanticCachePolicy)
+    classifier: ClassifierPolicy = Field(default_factory=ClassifierPolicy)
     # A response is stored only if every choice ended with one of these. `length`
     # (truncated) and `content_filter` never qualify.
     cacheable_finish_reasons: frozenset[str] = frozenset({"stop", "tool_calls"})

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import uuid
+import random
 
 from openai import OpenAI
 
@@ -13,9 +13,35 @@ def client_for(gateway: RunningGateway, tenant: str = "acme", **kwargs: object) 
     return OpenAI(base_url=gateway.base_url, api_key=TENANT_KEYS[tenant], max_retries=0, **kwargs)
 
 
+# Plain words: a hex or digit token would (rightly) make the classifier see an ID.
+_WORDS = (
+    "amber",
+    "cobalt",
+    "violet",
+    "maple",
+    "cedar",
+    "otter",
+    "falcon",
+    "lynx",
+    "heron",
+    "badger",
+    "walnut",
+    "pebble",
+    "willow",
+    "meadow",
+    "copper",
+    "saffron",
+    "thistle",
+    "juniper",
+    "marble",
+    "sparrow",
+)
+_rng = random.Random()
+
+
 def unique_prompt(text: str = "What is the capital of France?") -> str:
     # A per-test token keeps tests independent on the session-wide upstream.
-    return f"{text} ({uuid.uuid4().hex[:12]})"
+    return f"{text} (topic {' '.join(_rng.choices(_WORDS, k=5))})"
 
 
 def upstream_calls(upstream: FakeUpstream, prompt: str) -> int:

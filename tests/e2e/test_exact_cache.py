@@ -34,11 +34,14 @@ def test_repeat_is_served_from_exact_cache_without_calling_upstream(
     second_headers, second = _ask(gateway, prompt)
 
     assert first_headers["x-gateway-cache"] == "miss"
-    assert first_headers["x-gateway-cache-reason"] == "not_found"
+    assert first_headers["x-gateway-cache-reason"] == "no_candidate"  # neither layer had it
     assert second_headers["x-gateway-cache"] == "exact"
     assert "x-gateway-cache-reason" not in second_headers
     assert second.choices[0].message.content == first.choices[0].message.content
     assert second.id != first.id
+    assert second.model == "fake-model"
+    assert second.usage is not None and second.usage.total_tokens == 0
+    assert second_headers["x-gateway-tokens-saved"] == "17"
     assert upstream_calls(upstream, prompt) == 1
     assert first_headers["x-request-id"] != second_headers["x-request-id"]
 
@@ -96,11 +99,14 @@ def test_stream_and_json_share_one_entry(gateway: RunningGateway, upstream: Fake
 
 def test_include_usage_is_honoured_on_miss_and_on_replay(gateway: RunningGateway) -> None:
     prompt = unique_prompt()
-    for expected_layer in ("miss", "exact"):
+    # A replay reports nothing spent upstream; what it saved is in a header.
+    for expected_layer, expected_tokens in (("miss", 17), ("exact", 0)):
         _, headers, chunks = _stream_text(gateway, prompt, stream_options={"include_usage": True})
         assert headers["x-gateway-cache"] == expected_layer
-        assert chunks[-1].usage is not None and chunks[-1].usage.total_tokens == 17
+        assert chunks[-1].usage is not None
+        assert chunks[-1].usage.total_tokens == expected_tokens
         assert chunks[-1].choices == []
+    assert headers["x-gateway-tokens-saved"] == "17"
     _, _, chunks = _stream_text(gateway, prompt)
     assert all(c.usage is None for c in chunks)
 

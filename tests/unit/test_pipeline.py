@@ -14,7 +14,7 @@ from gateway.pipeline.context import CacheControl, ChatContext
 from gateway.pipeline.exact import ExactCacheStage
 from gateway.pipeline.reasons import Layer, Reason
 from gateway.pipeline.runner import ChatPipeline, CompletionOutcome, StreamOutcome
-from gateway.policy.models import ExactCachePolicy, Policy
+from gateway.policy.models import Policy
 
 
 class MemoryCache:
@@ -181,7 +181,9 @@ async def test_broken_store_fails_open() -> None:
 async def test_disabled_policy_bypasses_and_never_stores() -> None:
     provider, cache = ScriptedProvider(), MemoryCache()
     pipeline = ChatPipeline(provider, ExactCacheStage(cache))
-    policy = Policy(exact_cache=ExactCachePolicy(enabled=False))
+    policy = Policy.model_validate(
+        {"exact_cache": {"enabled": False}, "semantic_cache": {"enabled": False}}
+    )
     for _ in range(2):
         ctx = _context(policy=policy)
         await _run_to_completion(pipeline, ctx)

@@ -1,0 +1,412 @@
+"""Embedded vector index for the semantic cache: SQLite for durability, numpy for search.
+
+Layout: one SQLite file per index (`semantic-<index_name>.sqlite3` in the data directory).
+The index name carries the embedder's name and dimensions (`index_name_for`), so vectors of
+two models are never compared, and switching models starts an empty index instead of
+serving nonsense matches.
+
+In memory, each fingerprint (tenant, model, parameters and earlier turns, hashed
+elsewhere) has its own float32 matrix of unit vectors, grown by doubling, with parallel
+entry ids and expiry times. A search is one matrix-vector product over that partition
+and an argpartition for the top k: exact, no approximate index to tune or rebuild. At
+100k entries in one partition that is ~200 MB streamed per query, ~6 ms on one core; the
+SQLite row is fetched only for the few winners, so completions are never held in memory.
+
+Threading: all work (SQLite and the numpy search) runs on the database's single worker
+thread. The in-memory partitions are therefore touched by one thread only and need no
+locks, and numpy releases the GIL during the product, so the event loop keeps serving.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import math
+import re
+import sqlite3
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+import numpy.typing as npt
+import orjson
+
+from gateway.cache.embedded import SQLiteDatabase
+
+logger = logging.getLogger(__name__)
+
+Vector = npt.NDArray[np.float32]
+
+# Little-endian on disk whatever the host, so a data directory can move between machines.
+_DISK_DTYPE = np.dtype("<f4")
+_INITIAL_CAPACITY = 16
+_INDEX_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+_UNSAFE = re.compile(r"[^a-z0-9._-]+")
+
+SEMANTIC_SCHEMA = """
+CREATE TABLE IF NOT EXISTS semantic_entries (
+    entry_id TEXT PRIMARY KEY,
+    tenant TEXT NOT NULL,
+    model TEXT NOT NULL,
+    fingerprint TEXT NOT NULL,
+    query_text TEXT NOT NULL,
+    completion BLOB NOT NULL,
+    created_at REAL NOT NULL,
+    expires_at REAL NOT NULL,
+    vector BLOB NOT NULL
+);
+CREATE INDEX IF NOT EXISTS semantic_entries_expires ON semantic_entries (expires_at);
+CREATE TABLE IF NOT EXISTS semantic_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class SemanticEntry:
+    """A stored completion and the query it answered."""
+
+    entry_id: str
+    tenant: str
+    model: str
+    fingerprint: str
+    query_text: str
+    completion: dict[str, Any]
+    created_at: float
+    expires_at: float
+
+
+class VectorIndex(Protocol):
+    async def add(self, entry: SemanticEntry, vector: Vector) -> None: ...
+
+    async def search(
+        self, fingerprint: str, vector: Vector, top_k: int
+    ) -> list[tuple[SemanticEntry, float]]:
+        """Raw cosine, best first; only unexpired entries of that fingerprint."""
+        ...
+
+    async def count(self) -> int: ...
+
+    async def ping(self) -> bool: ...
+
+    async def close(self) -> None: ...
+
+
+def index_name_for(embedder_name: str, dimensions: int) -> str:
+    """File-safe index name unique to (embedder, dimensions).
+
+    When sanitising changes the name, a short hash of the original is appended so that two
+    names differing only in unsafe characters ("a/b" and "a:b") still get two indexes.
+    """
+    if dimensions <= 0:
+        raise ValueError("dimensions must be positive (warm the embedder up first)")
+    slug = _UNSAFE.sub("-", embedder_name.lower()).strip("-.") or "embedder"
+    if slug != embedder_name or len(slug) > 64:
+        digest = hashlib.sha256(embedder_name.encode()).hexdigest()[:8]
+        slug = f"{slug[:64].rstrip('-.')}-{digest}"
+    return f"{slug}-{dimensions}d"
+
+
+def _unit_vector(vector: npt.ArrayLike, dimensions: int | None) -> Vector:
+    """Validate and L2-normalise one vector, so stored dot products are cosines."""
+    v = np.asarray(vector, dtype=np.float32).reshape(-1)
+    if dimensions is not None and v.shape[0] != dimensions:
+        raise ValueError(f"vector has {v.shape[0]} dimensions, the index holds {dimensions}")
+    norm = float(np.linalg.norm(v))
+    if not math.isfinite(norm) or norm == 0.0:
+        raise ValueError("vector must be finite and non-zero")
+    return v / np.float32(norm)
+
+
+class _Partition:
+    """The vectors of one fingerprint: an append-friendly matrix plus parallel arrays."""
+
+    __slots__ = ("expires", "ids", "size", "vectors")
+
+    def __init__(self, dimensions: int, capacity: int = _INITIAL_CAPACITY) -> None:
+        self.vectors = np.empty((max(capacity, 1), dimensions), dtype=np.float32)
+        self.expires = np.empty(max(capacity, 1), dtype=np.float64)
+        self.ids: list[str] = []
+        self.size = 0
+
+    def append(self, entry_id: str, vector: Vector, expires_at: float) -> int:
+        if self.size == len(self.expires):
+            self._grow(2 * len(self.expires))
+        row = self.size
+        self.vectors[row] = vector
+        self.expires[row] = expires_at
+        self.ids.append(entry_id)
+        self.size += 1
+        return row
+
+    def _grow(self, capacity: int) -> None:
+        vectors = np.empty((capacity, self.vectors.shape[1]), dtype=np.float32)
+        vectors[: self.size] = self.vectors[: self.size]
+        expires = np.empty(capacity, dtype=np.float64)
+        expires[: self.size] = self.expires[: self.size]
+        self.vectors, self.expires = vectors, expires
+
+    def live(self, now: float) -> int:
+        return int(np.count_nonzero(self.expires[: self.size] > now))
+
+    def compact(self, now: float) -> list[tuple[str, int]]:
+        """Drop expired (and replaced) rows, shrink when mostly empty; returns the
+        (entry_id, old row) pairs dropped."""
+        alive = self.expires[: self.size] > now
+        keep = np.flatnonzero(alive)
+        if len(keep) == self.size:
+            return []
+        dropped = [(self.ids[i], i) for i in np.flatnonzero(~alive).tolist()]
+        capacity = len(self.expires)
+        while capacity > _INITIAL_CAPACITY and capacity >= 4 * max(len(keep), 1):
+            capacity //= 2
+        vectors = np.empty((capacity, self.vectors.shape[1]), dtype=np.float32)
+        vectors[: len(keep)] = self.vectors[keep]
+        expires = np.empty(capacity, dtype=np.float64)
+        expires[: len(keep)] = self.expires[keep]
+        self.vectors, self.expires = vectors, expires
+        self.ids = [self.ids[i] for i in keep.tolist()]
+        self.size = len(keep)
+        return dropped
+
+    def search(self, query: Vector, top_k: int, now: float) -> list[tuple[str, float]]:
+        n = self.size
+        if n == 0 or top_k <= 0:
+            return []
+        scores = self.vectors[:n] @ query
+        expired = self.expires[:n] <= now
+        if expired.any():
+            scores[expired] = -np.inf
+        k = min(top_k, n)
+        best = np.argpartition(scores, n - k)[n - k :] if k < n else np.arange(n)
+        best = best[np.argsort(-scores[best], kind="stable")]
+        return [(self.ids[i], float(scores[i])) for i in best.tolist() if scores[i] > -np.inf]
+
+
+class EmbeddedVectorIndex:
+    """`VectorIndex` in one SQLite file, searched in memory. Build it with `open()`."""
+
+    def __init__(
+        self,
+        database: SQLiteDatabase,
+        clock: Callable[[], float] = time.time,
+        name: str = "semantic",
+    ) -> None:
+        self._db = database
+        self._name = name
+        self._clock = clock
+        self._dimensions: int | None = None
+        self._partitions: dict[str, _Partition] = {}
+        # entry_id -> (fingerprint, row): re-adding an id replaces its vector.
+        self._rows: dict[str, tuple[str, int]] = {}
+
+    @classmethod
+    async def open(
+        cls, data_dir: Path, index_name: str, clock: Callable[[], float] = time.time
+    ) -> EmbeddedVectorIndex:
+        if not _INDEX_NAME.fullmatch(index_name):
+            raise ValueError(f"unsafe index name {index_name!r}; use index_name_for()")
+        database = SQLiteDatabase(data_dir / f"semantic-{index_name}.sqlite3")
+        await database.open(SEMANTIC_SCHEMA)
+        index = cls(database, clock=clock, name=index_name)
+        try:
+            await database.run(index._load)
+        except BaseException:
+            await database.close()
+            raise
+        return index
+
+    @property
+    def dimensions(self) -> int | None:
+        return self._dimensions
+
+    # --- worker-thread functions: the only code that touches the partitions ------------
+
+    def _load(self) -> None:
+        connection = self._db.connection
+        now = self._clock()
+        swept = connection.execute(
+            "DELETE FROM semantic_entries WHERE expires_at <= ?", (now,)
+        ).rowcount
+        row = connection.execute(
+            "SELECT value FROM semantic_meta WHERE key = 'dimensions'"
+        ).fetchone()
+        self._dimensions = None if row is None else int(row[0])
+        if self._dimensions is None:
+            return
+        # Size every partition up front: no regrowth copies while loading 100k rows.
+        for fingerprint, count in connection.execute(
+            "SELECT fingerprint, COUNT(*) FROM semantic_entries GROUP BY fingerprint"
+        ):
+            capacity = max(_INITIAL_CAPACITY, 1 << (int(count) - 1).bit_length())
+            self._partitions[fingerprint] = _Partition(self._dimensions, capacity)
+        expected_bytes = self._dimensions * _DISK_DTYPE.itemsize
+        skipped = 0
+        for entry_id, fingerprint, expires_at, blob in connection.execute(
+            "SELECT entry_id, fingerprint, expires_at, vector FROM semantic_entries"
+        ):
+            if len(blob) != expected_bytes:
+                skipped += 1
+                continue
+            vector = np.frombuffer(blob, dtype=_DISK_DTYPE)
+            row_number = self._partitions[fingerprint].append(entry_id, vector, expires_at)
+            self._rows[entry_id] = (fingerprint, row_number)
+        if skipped:
+            logger.warning("semantic index: skipped %d rows of the wrong dimension", skipped)
+        logger.info(
+            "semantic index %s: loaded %d entries in %d partitions, swept %d expired",
+            self._name,
+            len(self._rows),
+            len(self._partitions),
+            swept,
+        )
+
+    def _add(self, entry: SemanticEntry, vector: Vector, payload: bytes) -> None:
+        connection = self._db.connection
+        if self._dimensions is None:
+            self._dimensions = int(vector.shape[0])
+            connection.execute(
+                "INSERT OR REPLACE INTO semantic_meta (key, value) VALUES ('dimensions', ?)",
+                (str(self._dimensions),),
+            )
+        elif vector.shape[0] != self._dimensions:
+            raise ValueError(
+                f"vector has {vector.shape[0]} dimensions, the index holds {self._dimensions}"
+            )
+        connection.execute(
+            "INSERT OR REPLACE INTO semantic_entries (entry_id, tenant, model, fingerprint, "
+            "query_text, completion, created_at, expires_at, vector) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                entry.entry_id,
+                entry.tenant,
+                entry.model,
+                entry.fingerprint,
+                entry.query_text,
+                payload,
+                entry.created_at,
+                entry.expires_at,
+                vector.astype(_DISK_DTYPE, copy=False).tobytes(),
+            ),
+        )
+        previous = self._rows.get(entry.entry_id)
+        if previous is not None and previous[0] == entry.fingerprint:
+            current = self._partitions[previous[0]]
+            current.vectors[previous[1]] = vector
+            current.expires[previous[1]] = entry.expires_at
+            return
+        if previous is not None:
+            # Moved to another fingerprint: the old row becomes a tombstone that search
+            # skips as expired and the next compaction drops.
+            self._partitions[previous[0]].expires[previous[1]] = -math.inf
+        existing = self._partitions.get(entry.fingerprint)
+        if existing is None:
+            partition = self._partitions[entry.fingerprint] = _Partition(self._dimensions)
+        else:
+            partition = existing
+        if partition.size == len(partition.expires):
+            # Before doubling a full partition, reclaim its expired rows.
+            self._compact(entry.fingerprint, partition, self._clock())
+        self._rows[entry.entry_id] = (
+            entry.fingerprint,
+            partition.append(entry.entry_id, vector, entry.expires_at),
+        )
+
+    def _compact(self, fingerprint: str, partition: _Partition, now: float) -> None:
+        dropped = partition.compact(now)
+        if not dropped:
+            return
+        for entry_id, old_row in dropped:
+            # A tombstone's id may live on in another partition: forget only this row.
+            if self._rows.get(entry_id) == (fingerprint, old_row):
+                del self._rows[entry_id]
+        for row_number, entry_id in enumerate(partition.ids):
+            self._rows[entry_id] = (fingerprint, row_number)
+
+    def _search(
+        self, fingerprint: str, query: Vector, top_k: int
+    ) -> list[tuple[SemanticEntry, float]]:
+        partition = self._partitions.get(fingerprint)
+        if partition is None or self._dimensions is None:
+            return []
+        if query.shape[0] != self._dimensions:
+            raise ValueError(
+                f"query has {query.shape[0]} dimensions, the index holds {self._dimensions}"
+            )
+        now = self._clock()
+        hits = partition.search(query, top_k, now)
+        if not hits:
+            return []
+        # top_k is small: one primary-key lookup per hit (~10 us each) keeps the SQL static.
+        lookup = self._db.connection.execute
+        entries: dict[str, SemanticEntry] = {}
+        for entry_id, _ in hits:
+            row = lookup(
+                "SELECT tenant, model, fingerprint, query_text, completion, created_at, "
+                "expires_at FROM semantic_entries WHERE entry_id = ? AND expires_at > ?",
+                (entry_id, now),
+            ).fetchone()
+            if row is not None:
+                entries[entry_id] = SemanticEntry(
+                    entry_id=entry_id,
+                    tenant=row[0],
+                    model=row[1],
+                    fingerprint=row[2],
+                    query_text=row[3],
+                    completion=orjson.loads(row[4]),
+                    created_at=row[5],
+                    expires_at=row[6],
+                )
+        return [(entries[entry_id], score) for entry_id, score in hits if entry_id in entries]
+
+    def _sweep(self) -> int:
+        now = self._clock()
+        deleted = self._db.connection.execute(
+            "DELETE FROM semantic_entries WHERE expires_at <= ?", (now,)
+        ).rowcount
+        for fingerprint, partition in list(self._partitions.items()):
+            self._compact(fingerprint, partition, now)
+            if partition.size == 0:
+                del self._partitions[fingerprint]
+        return int(deleted)
+
+    def _count(self) -> int:
+        now = self._clock()
+        return sum(partition.live(now) for partition in self._partitions.values())
+
+    # --- the async API ---------------------------------------------------------------------
+
+    async def add(self, entry: SemanticEntry, vector: Vector) -> None:
+        unit = _unit_vector(vector, self._dimensions)
+        payload = orjson.dumps(entry.completion)
+        await self._db.run(lambda: self._add(entry, unit, payload))
+
+    async def search(
+        self, fingerprint: str, vector: Vector, top_k: int
+    ) -> list[tuple[SemanticEntry, float]]:
+        if top_k <= 0:
+            return []
+        query = _unit_vector(vector, self._dimensions)
+        return await self._db.run(lambda: self._search(fingerprint, query, top_k))
+
+    async def count(self) -> int:
+        """Unexpired entries held."""
+        return await self._db.run(self._count)
+
+    async def sweep_expired(self) -> int:
+        """Delete expired entries from disk and memory; returns how many rows went."""
+        return await self._db.run(self._sweep)
+
+    async def ping(self) -> bool:
+        def _ping() -> bool:
+            self._db.connection.execute("SELECT 1").fetchone()
+            return True
+
+        try:
+            return await self._db.run(_ping)
+        except (sqlite3.Error, RuntimeError):
+            return False
+
+    async def close(self) -> None:
+        await self._db.close()

@@ -1,0 +1,79 @@
+"""Model-backed components, built once in the app's lifespan (they take seconds).
+
+Tests build them once per session and hand the same factory to every app they start.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+from gateway.classify.classifier import RequestClassifier
+from gateway.embed.protocol import Embedder
+from gateway.nlp import TextAnalyzer
+from gateway.providers.protocol import Provider
+from gateway.review.protocol import Reviewer
+from gateway.semantic.entities import EntityComparator
+from gateway.settings import GatewayConfig
+
+
+@dataclass(frozen=True, slots=True)
+class SemanticComponents:
+    classifier: RequestClassifier
+    comparator: EntityComparator
+    embedder: Embedder
+    embedding_dimensions: int
+    reviewer: Reviewer | None
+
+
+ComponentsFactory = Callable[[GatewayConfig, Provider], Awaitable[SemanticComponents]]
+
+
+async def load_text_components() -> tuple[RequestClassifier, EntityComparator]:
+    analyzer = await asyncio.to_thread(TextAnalyzer.load)
+    return RequestClassifier(analyzer), EntityComparator(analyzer)
+
+
+async def load_local_embedder() -> Embedder:
+    from gateway.embed.local_use import UniversalSentenceEncoder
+
+    embedder = UniversalSentenceEncoder()
+    await embedder.warm_up()
+    return embedder
+
+
+def build_embedder(config: GatewayConfig, provider: Provider, local: Embedder | None) -> Embedder:
+    if config.semantic.embedder == "local":
+        if local is None:
+            raise RuntimeError("the local embedder was not loaded")
+        return local
+    from gateway.embed.litellm_embedder import LiteLLMEmbedder
+
+    return LiteLLMEmbedder(provider, config.semantic.embedder)
+
+
+def build_reviewer(config: GatewayConfig, provider: Provider) -> Reviewer | None:
+    if config.semantic.reviewer == "none":
+        return None
+    if config.semantic.reviewer == "local":
+        from gateway.review.local import LocalPairReviewer
+
+        return LocalPairReviewer.load()
+    from gateway.review.litellm_reviewer import LiteLLMReviewer
+
+    return LiteLLMReviewer(provider, config.semantic.reviewer)
+
+
+async def load_components(config: GatewayConfig, provider: Provider) -> SemanticComponents:
+    classifier, comparator = await load_text_components()
+    local = await load_local_embedder() if config.semantic.embedder == "local" else None
+    embedder = build_embedder(config, provider, local)
+    dimensions = config.semantic.embedding_dimensions or embedder.dimensions
+    return SemanticComponents(
+        classifier=classifier,
+        comparator=comparator,
+        embedder=embedder,
+        embedding_dimensions=dimensions,
+        reviewer=build_reviewer(config, provider),
+    )

@@ -1,0 +1,285 @@
+"""Measure semantic-cache decisions on labeled pair sets, next to a plain cosine baseline.
+
+Two protocols (see shared/data/README.md):
+
+- pair: store sentence 1, query sentence 2; a hit on a duplicate pair is correct, a hit
+  on a non-duplicate is a false hit.
+- pool: store ALL first sentences in one index, query every second sentence against the
+  whole pool; a hit is correct only if it returns its own partner AND the pair is a
+  duplicate; every other hit is a false hit.
+
+The pipeline side runs the gateway's own decision code (`judge_candidate`: calibrated
+similarity, entity comparison, gray-band review) with the real embedder and the real
+embedded vector index. The baseline is a plain raw-cosine threshold on the same vectors.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+
+from gateway.cache.vector_index import EmbeddedVectorIndex, SemanticEntry
+from gateway.embed.protocol import Embedder
+from gateway.pipeline.semantic import judge_candidate
+from gateway.policy.models import SemanticCachePolicy
+from gateway.review.protocol import Reviewer
+from gateway.semantic.entities import EntityComparator
+
+
+@dataclass(frozen=True, slots=True)
+class LabeledPair:
+    first: str
+    second: str
+    duplicate: bool
+
+
+def _read_rows(path: Path, delimiter: str, header: bool) -> list[list[str]]:
+    with path.open(encoding="utf-8-sig", newline="") as handle:
+        if delimiter == "\t":  # tab files carry bare quotes inside the text
+            rows = list(csv.reader(handle, delimiter=delimiter, quoting=csv.QUOTE_NONE))
+        else:
+            rows = list(csv.reader(handle, delimiter=delimiter))
+    return rows[1:] if header else rows
+
+
+# set name -> (relative path, delimiter, has header, column of s1, s2, label)
+PAIR_SETS: dict[str, tuple[str, str, bool, int, int, int]] = {
+    "qqp": ("pairs_en/qqp_val.csv", ",", True, 0, 1, 2),
+    "paws_en": ("pairs_en/paws_wiki_dev.tsv", "\t", True, 1, 2, 3),
+    "mrpc": ("pairs_en/mrpc_train.txt", "\t", True, 3, 4, 0),
+    "lcqmc": ("pairs_zh/lcqmc_dev.txt", "\t", False, 0, 1, 2),
+    "pawsx_zh": ("pairs_zh/pawsx_zh_dev.tsv", "\t", True, 1, 2, 3),
+    "bq": ("pairs_zh/bq_dev.csv", ",", True, 0, 1, 2),
+    "afqmc": ("pairs_zh/afqmc_train.txt", "\t", False, 0, 1, 2),
+}
+
+
+def load_pairs(data_dir: Path, name: str, limit: int | None = None) -> list[LabeledPair]:
+    relative, delimiter, header, a, b, label = PAIR_SETS[name]
+    pairs = []
+    for row in _read_rows(data_dir / relative, delimiter, header):
+        if len(row) <= max(a, b, label) or row[label].strip() not in ("0", "1"):
+            continue
+        if not row[a].strip() or not row[b].strip():
+            continue
+        pairs.append(LabeledPair(row[a].strip(), row[b].strip(), row[label].strip() == "1"))
+    if limit is not None and len(pairs) > limit:
+        # Deterministic subsample spread over the whole file.
+        step = len(pairs) / limit
+        pairs = [pairs[int(i * step)] for i in range(limit)]
+    return pairs
+
+
+def wilson_interval(successes: int, n: int, z: float = 1.96) -> tuple[float, float]:
+    if n == 0:
+        return (0.0, 0.0)
+    p = successes / n
+    denominator = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denominator
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denominator
+    return (max(0.0, centre - half), min(1.0, centre + half))
+
+
+@dataclass
+class Tally:
+    """Counts for one decision rule on one set."""
+
+    pairs: int = 0
+    positives: int = 0
+    negatives: int = 0
+    hits: int = 0
+    correct_hits: int = 0
+    rejections: Counter[str] = field(default_factory=Counter)
+
+    @property
+    def false_hits(self) -> int:
+        return self.hits - self.correct_hits
+
+    def summary(self) -> dict[str, object]:
+        precision = self.correct_hits / self.hits if self.hits else 1.0
+        false_among_negatives = self.false_hits / self.negatives if self.negatives else 0.0
+        return {
+            "pairs": self.pairs,
+            "hits": self.hits,
+            "hit_rate": round(self.hits / self.pairs, 4) if self.pairs else 0.0,
+            "precision": round(precision, 4),
+            "recall": round(self.correct_hits / self.positives, 4) if self.positives else 0.0,
+            "false_hits": self.false_hits,
+            "false_hit_rate_of_negatives": round(false_among_negatives, 4),
+            "false_hit_rate_ci95": [
+                round(x, 4) for x in wilson_interval(self.false_hits, self.negatives)
+            ],
+            "false_share_of_hits_ci95": [
+                round(x, 4) for x in wilson_interval(self.false_hits, self.hits)
+            ],
+            "rejected_by": dict(self.rejections),
+        }
+
+
+BASELINE_THRESHOLDS = (0.80, 0.85, 0.90)
+
+
+async def _embed_all(
+    embedder: Embedder, texts: Sequence[str], batch: int = 64
+) -> npt.NDArray[np.float32]:
+    chunks = [await embedder.embed(list(texts[i : i + batch])) for i in range(0, len(texts), batch)]
+    return np.vstack(chunks).astype(np.float32)
+
+
+def best_baseline_recall_at(
+    cosines: npt.NDArray[np.float32], labels: npt.NDArray[np.bool_], min_precision: float
+) -> tuple[float, float | None]:
+    """The highest recall any plain cosine threshold reaches with precision >= target,
+    and that threshold (the curve the pipeline must beat)."""
+    order = np.argsort(-cosines)
+    sorted_labels = labels[order]
+    true_positives = np.cumsum(sorted_labels)
+    served = np.arange(1, len(order) + 1)
+    precision = true_positives / served
+    positives = max(int(labels.sum()), 1)
+    best_recall: float = 0.0
+    best_threshold: float | None = None
+    for i in np.nonzero(precision >= min_precision)[0]:
+        recall = float(true_positives[i]) / positives
+        if recall > best_recall:
+            best_recall, best_threshold = recall, float(cosines[order[i]])
+    return best_recall, best_threshold
+
+
+async def evaluate_pair_protocol(
+    pairs: Sequence[LabeledPair],
+    embedder: Embedder,
+    comparator: EntityComparator,
+    reviewer: Reviewer | None,
+    policy: SemanticCachePolicy,
+) -> dict[str, object]:
+    firsts = await _embed_all(embedder, [p.first for p in pairs])
+    seconds = await _embed_all(embedder, [p.second for p in pairs])
+    cosines = np.einsum("ij,ij->i", firsts, seconds)
+    labels = np.array([p.duplicate for p in pairs])
+    pipeline = Tally()
+    baselines = {t: Tally() for t in BASELINE_THRESHOLDS}
+    started = time.perf_counter()
+    for pair, cosine in zip(pairs, cosines, strict=True):
+        for tally in (pipeline, *baselines.values()):
+            tally.pairs += 1
+            tally.positives += pair.duplicate
+            tally.negatives += not pair.duplicate
+        decision = await judge_candidate(
+            pair.second, pair.first, embedder.calibrate(float(cosine)), policy, comparator, reviewer
+        )
+        if decision.accepted:
+            pipeline.hits += 1
+            pipeline.correct_hits += pair.duplicate
+        elif decision.reason is not None:
+            pipeline.rejections[decision.reason.value] += 1
+        for threshold, tally in baselines.items():
+            if cosine >= threshold:
+                tally.hits += 1
+                tally.correct_hits += pair.duplicate
+    judged_ms = (time.perf_counter() - started) * 1000 / max(len(pairs), 1)
+    summary = pipeline.summary()
+    target = float(summary["precision"])  # type: ignore[arg-type]
+    best_recall, best_threshold = best_baseline_recall_at(cosines, labels, target)
+    return {
+        "protocol": "pair",
+        "pipeline": summary,
+        "baseline_cosine": {f"{t:.2f}": b.summary() for t, b in baselines.items()},
+        "best_baseline_at_pipeline_precision": {
+            "precision_target": target,
+            "recall": round(best_recall, 4),
+            "raw_cosine_threshold": None if best_threshold is None else round(best_threshold, 4),
+        },
+        "auc": round(_auc(cosines, labels), 4),
+        "judge_ms_per_pair": round(judged_ms, 3),
+    }
+
+
+async def evaluate_pool_protocol(
+    pairs: Sequence[LabeledPair],
+    embedder: Embedder,
+    comparator: EntityComparator,
+    reviewer: Reviewer | None,
+    policy: SemanticCachePolicy,
+) -> dict[str, object]:
+    firsts = sorted({p.first for p in pairs})
+    first_ids = {text: index for index, text in enumerate(firsts)}
+    first_vectors = await _embed_all(embedder, firsts)
+    second_vectors = await _embed_all(embedder, [p.second for p in pairs])
+    pipeline = Tally()
+    baselines = {t: Tally() for t in BASELINE_THRESHOLDS}
+    with tempfile.TemporaryDirectory() as workdir:
+        index = await EmbeddedVectorIndex.open(Path(workdir), "evaluation")
+        now = time.time()
+        for text, vector in zip(firsts, first_vectors, strict=True):
+            entry = SemanticEntry(
+                entry_id=str(first_ids[text]),
+                tenant="eval",
+                model="eval",
+                fingerprint="pool",
+                query_text=text,
+                completion={},
+                created_at=now,
+                expires_at=now + 86400,
+            )
+            await index.add(entry, vector)
+        for pair, vector in zip(pairs, second_vectors, strict=True):
+            for tally in (pipeline, *baselines.values()):
+                tally.pairs += 1
+                tally.positives += pair.duplicate
+                tally.negatives += not pair.duplicate
+            candidates = await index.search("pool", vector, policy.top_k)
+            partner = str(first_ids[pair.first])
+            served: str | None = None
+            last_reason = "no_candidate"
+            for entry, cosine in candidates:
+                decision = await judge_candidate(
+                    pair.second,
+                    entry.query_text,
+                    embedder.calibrate(cosine),
+                    policy,
+                    comparator,
+                    reviewer,
+                )
+                if decision.accepted:
+                    served = entry.entry_id
+                    break
+                last_reason = decision.reason.value if decision.reason else "rejected"
+                if last_reason == "below_threshold":
+                    break
+            if served is not None:
+                pipeline.hits += 1
+                pipeline.correct_hits += served == partner and pair.duplicate
+            else:
+                pipeline.rejections[last_reason] += 1
+            if candidates:
+                top, top_cosine = candidates[0]
+                for threshold, tally in baselines.items():
+                    if top_cosine >= threshold:
+                        tally.hits += 1
+                        tally.correct_hits += top.entry_id == partner and pair.duplicate
+        await index.close()
+    return {
+        "protocol": "pool",
+        "pool_size": len(firsts),
+        "pipeline": pipeline.summary(),
+        "baseline_cosine": {f"{t:.2f}": b.summary() for t, b in baselines.items()},
+    }
+
+
+def _auc(scores: npt.NDArray[np.float32], labels: npt.NDArray[np.bool_]) -> float:
+    positives, negatives = int(labels.sum()), int((~labels).sum())
+    if positives == 0 or negatives == 0:
+        return float("nan")
+    ranks = np.empty(len(scores))
+    ranks[np.argsort(scores)] = np.arange(1, len(scores) + 1)
+    return float((ranks[labels].sum() - positives * (positives + 1) / 2) / (positives * negatives))

@@ -1,0 +1,223 @@
+"""Stages 3 and 6 for the L2 semantic cache.
+
+Lookup: embed the last user turn, take the top-k stored requests with the same
+compatibility fingerprint, and walk them best first:
+
+- calibrated similarity below `review_min_similarity`  -> stop: `below_threshold`
+- entities disagree (numbers, IDs, dates, negation, names, tiers...) -> `entity_mismatch`
+  (checked on EVERY candidate: many near misses score above the review band)
+- similarity >= `accept_threshold`                      -> hit
+- in the review band                                    -> the reviewer decides, within
+  a timeout; no verdict in time or an error             -> `review_unavailable`
+
+The reason reported for a miss is the one of the best candidate that got furthest.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from gateway.cache.keys import compatibility_fingerprint, last_user_text
+from gateway.cache.protocols import CachedCompletion
+from gateway.cache.vector_index import SemanticEntry, VectorIndex
+from gateway.embed.protocol import Embedder
+from gateway.pipeline.context import ChatContext
+from gateway.pipeline.reasons import Layer, Reason
+from gateway.policy.models import SemanticCachePolicy
+from gateway.review.protocol import Reviewer
+from gateway.semantic.entities import EntityComparator
+from gateway.telemetry.throttled_log import ThrottledLogger
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class SemanticHit:
+    entry: SemanticEntry
+    similarity: float
+
+
+@dataclass(frozen=True, slots=True)
+class CandidateDecision:
+    accepted: bool
+    reason: Reason | None  # why not, when not accepted
+    mismatch_kinds: tuple[str, ...] = ()
+    review_verdict: str | None = None  # accepted | rejected | unavailable
+    review_ms: float = 0.0
+    error: str | None = None  # exception type of a failed review
+
+
+async def judge_candidate(
+    query: str,
+    candidate: str,
+    similarity: float,
+    policy: SemanticCachePolicy,
+    comparator: EntityComparator,
+    reviewer: Reviewer | None,
+) -> CandidateDecision:
+    """May the answer stored for `candidate` serve `query`? The one decision rule, used
+    by the gateway and by `gateway eval`."""
+    if similarity < policy.review_min_similarity:
+        return CandidateDecision(False, Reason.BELOW_THRESHOLD)
+    if policy.entity_check:
+        verdict = comparator.compare(query, candidate)
+        if not verdict.agree:
+            kinds = tuple(m.kind for m in verdict.mismatches)
+            return CandidateDecision(False, Reason.ENTITY_MISMATCH, mismatch_kinds=kinds)
+    if similarity >= policy.accept_threshold:
+        return CandidateDecision(True, None)
+    if reviewer is None or not policy.review.enabled:
+        return CandidateDecision(False, Reason.REVIEW_UNAVAILABLE, review_verdict="unavailable")
+    started = time.perf_counter()
+    try:
+        verdict_of_review = await asyncio.wait_for(
+            reviewer.review(query, candidate, similarity), policy.review.timeout_seconds
+        )
+    except Exception as exc:  # includes the timeout: a miss costs less than a wrong answer
+        return CandidateDecision(
+            False,
+            Reason.REVIEW_UNAVAILABLE,
+            review_verdict="unavailable",
+            review_ms=_ms_since(started),
+            error=type(exc).__name__,
+        )
+    if verdict_of_review.same_meaning:
+        return CandidateDecision(
+            True, None, review_verdict="accepted", review_ms=_ms_since(started)
+        )
+    return CandidateDecision(
+        False, Reason.REVIEW_REJECTED, review_verdict="rejected", review_ms=_ms_since(started)
+    )
+
+
+def _ms_since(started: float) -> float:
+    return round((time.perf_counter() - started) * 1000, 3)
+
+
+class SemanticCacheStage:
+    name = "semantic"
+
+    def __init__(
+        self,
+        embedder: Embedder,
+        index: VectorIndex,
+        comparator: EntityComparator,
+        reviewer: Reviewer | None,
+    ) -> None:
+        self._embedder = embedder
+        self._index = index
+        self._comparator = comparator
+        self._reviewer = reviewer
+        self._failures = ThrottledLogger(logger, interval_seconds=30.0)
+
+    def _prepare(self, ctx: ChatContext) -> str:
+        if ctx.fingerprint is None:
+            ctx.fingerprint = compatibility_fingerprint(
+                tenant=ctx.tenant,
+                namespace=ctx.policy.cache_namespace(),
+                model=ctx.model,
+                body=ctx.body,
+            )
+            ctx.query_text = last_user_text(ctx.body.get("messages") or [])
+        return ctx.fingerprint
+
+    async def _embed(self, ctx: ChatContext) -> Any:
+        if ctx.query_vector is None and ctx.query_text:
+            timeout = ctx.policy.semantic_cache.embed_timeout_seconds
+            vectors = await asyncio.wait_for(self._embedder.embed([ctx.query_text]), timeout)
+            ctx.query_vector = vectors[0]
+        return ctx.query_vector
+
+    async def lookup(self, ctx: ChatContext) -> CachedCompletion | None:
+        policy = ctx.policy.semantic_cache
+        fingerprint = self._prepare(ctx)
+        if not ctx.query_text:
+            ctx.decide(Layer.MISS, Reason.NO_CANDIDATE)
+            return None
+        try:
+            with ctx.timed("embed"):
+                vector = await self._embed(ctx)
+        except Exception as exc:  # includes the timeout
+            self._failures.warning(
+                "embedder failed (%s); semantic lookup skipped", type(exc).__name__
+            )
+            ctx.decide(Layer.MISS, Reason.EMBEDDER_UNAVAILABLE)
+            return None
+        with ctx.timed("semantic_search"):
+            candidates = await self._index.search(fingerprint, vector, policy.top_k)
+        if not candidates:
+            ctx.decide(Layer.MISS, Reason.NO_CANDIDATE)
+            return None
+        with ctx.timed("semantic_judge"):
+            hit = await self._judge(ctx, candidates)
+        if hit is None:
+            return None
+        ctx.decide(Layer.SEMANTIC)
+        ctx.similarity = hit.similarity
+        return CachedCompletion(
+            completion=hit.entry.completion,
+            tenant=hit.entry.tenant,
+            model=hit.entry.model,
+            created_at=hit.entry.created_at,
+        )
+
+    async def _judge(
+        self, ctx: ChatContext, candidates: list[tuple[SemanticEntry, float]]
+    ) -> SemanticHit | None:
+        reason: Reason | None = None
+        for entry, cosine in candidates:
+            similarity = self._embedder.calibrate(cosine)
+            decision = await judge_candidate(
+                ctx.query_text or "",
+                entry.query_text,
+                similarity,
+                ctx.policy.semantic_cache,
+                self._comparator,
+                self._reviewer,
+            )
+            if decision.review_verdict is not None:
+                ctx.review_verdict = decision.review_verdict
+                ctx.timings_ms["review"] = decision.review_ms
+            if decision.error is not None:
+                self._failures.warning("reviewer failed (%s); candidate rejected", decision.error)
+            if decision.accepted:
+                return SemanticHit(entry, similarity)
+            ctx.mismatch_kinds += decision.mismatch_kinds
+            if decision.reason is Reason.BELOW_THRESHOLD:
+                if reason is None:
+                    ctx.similarity = similarity
+                break  # candidates are sorted: the rest are lower still
+            if reason is None:
+                reason, ctx.similarity = decision.reason, similarity
+        ctx.decide(Layer.MISS, reason or Reason.BELOW_THRESHOLD)
+        return None
+
+    async def store(self, ctx: ChatContext, completion: dict[str, Any]) -> None:
+        fingerprint = self._prepare(ctx)
+        if not ctx.query_text:
+            return
+        vector = await self._embed(ctx)
+        now = time.time()
+        entry = SemanticEntry(
+            entry_id=uuid.uuid4().hex,
+            tenant=ctx.tenant,
+            model=ctx.model,
+            fingerprint=fingerprint,
+            query_text=ctx.query_text,
+            completion=completion,
+            created_at=now,
+            expires_at=now + ctx.policy.semantic_cache.ttl_seconds,
+        )
+        await self._index.add(entry, vector)
+
+    def report_failure(self, operation: str, exc: BaseException) -> None:
+        self._failures.warning(
+            "semantic cache %s failed (%s); serving from the provider",
+            operation,
+            type(exc).__name__,
+        )

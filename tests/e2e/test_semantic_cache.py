@@ -1,0 +1,123 @@
+"""The semantic cache and the classifier seen from the openai client over HTTP."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tests.conftest import FakeUpstream, RunningGateway
+from tests.e2e.helpers import client_for, upstream_calls
+
+SYSTEM = {"role": "system", "content": "You are a concise geography tutor."}
+
+
+def _ask(gateway: RunningGateway, text: str, tenant: str = "acme", **extra: Any) -> Any:
+    raw = client_for(gateway, tenant).chat.completions.with_raw_response.create(
+        model="fake-model", messages=[SYSTEM, {"role": "user", "content": text}], **extra
+    )
+    return raw.headers, raw.parse()
+
+
+def test_paraphrase_is_served_semantically(gateway: RunningGateway, upstream: FakeUpstream) -> None:
+    _, first = _ask(gateway, "How do I sort a list in Python?")
+    headers, second = _ask(gateway, "How can I sort a list in Python?")
+    assert headers["x-gateway-cache"] == "semantic"
+    assert 0.0 < float(headers["x-gateway-similarity"]) <= 1.0
+    assert second.choices[0].message.content == first.choices[0].message.content
+    assert second.model == "fake-model" and second.id != first.id
+    assert second.usage is not None and second.usage.completion_tokens == 0
+    assert upstream_calls(upstream, "sort a list in Python") == 1
+
+
+def test_semantic_hit_streams_the_same_text(gateway: RunningGateway) -> None:
+    _, first = _ask(gateway, "How do I reverse a string in Python?")
+    raw = client_for(gateway).chat.completions.with_raw_response.create(
+        model="fake-model",
+        messages=[SYSTEM, {"role": "user", "content": "How can I reverse a string in Python?"}],
+        stream=True,
+    )
+    text = "".join(c.choices[0].delta.content or "" for c in raw.parse() if c.choices)
+    assert raw.headers["x-gateway-cache"] == "semantic"
+    assert text == first.choices[0].message.content
+
+
+def test_near_miss_with_another_entity_is_refused(gateway: RunningGateway) -> None:
+    _ask(gateway, "What is the capital city of Austria?")
+    headers, _ = _ask(gateway, "What is the capital city of Australia?")
+    assert headers["x-gateway-cache"] == "miss"
+    assert headers["x-gateway-cache-reason"] in ("entity_mismatch", "below_threshold")
+
+
+def test_near_misses_above_the_band_are_entity_mismatches(gateway: RunningGateway) -> None:
+    _ask(gateway, "How do I sort a list in Python 2?")
+    headers, _ = _ask(gateway, "How do I sort a list in Python 3?")
+    assert headers["x-gateway-cache"] == "miss"
+    assert headers["x-gateway-cache-reason"] == "entity_mismatch"
+    _ask(gateway, "Is it safe to take ibuprofen with coffee?")
+    headers, _ = _ask(gateway, "Is it not safe to take ibuprofen with coffee?")
+    assert headers["x-gateway-cache"] == "miss"
+    assert headers["x-gateway-cache-reason"] == "entity_mismatch"
+
+
+def test_different_system_prompt_never_shares_an_answer(gateway: RunningGateway) -> None:
+    _ask(gateway, "What is the capital city of Peru?")
+    raw = client_for(gateway).chat.completions.with_raw_response.create(
+        model="fake-model",
+        messages=[
+            {"role": "system", "content": "Answer like a pirate."},
+            {"role": "user", "content": "What is the capital city of Peru?"},
+        ],
+    )
+    assert raw.headers["x-gateway-cache"] == "miss"
+    assert raw.headers["x-gateway-cache-reason"] == "no_candidate"
+
+
+def test_semantic_cache_is_tenant_scoped(gateway: RunningGateway) -> None:
+    _ask(gateway, "How do I sort a list in Python?", tenant="acme")
+    headers, _ = _ask(gateway, "How can I sort a list in Python?", tenant="globex")
+    assert headers["x-gateway-cache"] == "miss"
+
+
+def test_write_intent_bypasses_and_is_never_stored(
+    gateway: RunningGateway, upstream: FakeUpstream
+) -> None:
+    text = "Please cancel my subscription to the geography newsletter."
+    for _ in range(2):
+        headers, _ = _ask(gateway, text)
+        assert headers["x-gateway-cache"] == "bypass"
+        assert headers["x-gateway-cache-reason"] in ("write_intent", "personalized")
+    assert upstream_calls(upstream, text) == 2
+
+
+def test_time_sensitive_question_bypasses(gateway: RunningGateway) -> None:
+    headers, _ = _ask(gateway, "What is the weather in Lima today?")
+    assert (headers["x-gateway-cache"], headers["x-gateway-cache-reason"]) == (
+        "bypass",
+        "time_sensitive",
+    )
+
+
+def test_ids_and_followups_bypass(gateway: RunningGateway) -> None:
+    headers, _ = _ask(gateway, "Where is parcel 1Z999AA10123456784 right now?")
+    assert headers["x-gateway-cache"] == "bypass"
+    raw = client_for(gateway).chat.completions.with_raw_response.create(
+        model="fake-model",
+        messages=[
+            SYSTEM,
+            {"role": "user", "content": "What is the capital of Japan?"},
+            {"role": "assistant", "content": "Tokyo."},
+            {"role": "user", "content": "And what about it?"},
+        ],
+    )
+    assert raw.headers["x-gateway-cache"] == "bypass"
+    assert raw.headers["x-gateway-cache-reason"] == "unresolved_followup"
+
+
+def test_chinese_paraphrase_and_time_word(gateway: RunningGateway) -> None:
+    _ask(gateway, "中国的首都是哪个城市？")
+    headers, _ = _ask(gateway, "中国的首都是哪个城市")
+    assert headers["x-gateway-cache"] in ("exact", "semantic")
+    headers, _ = _ask(gateway, "今天北京的天气怎么样？")
+    assert (headers["x-gateway-cache"], headers["x-gateway-cache-reason"]) == (
+        "bypass",
+        "time_sensitive",
+    )

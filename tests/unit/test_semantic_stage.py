@@ -1,0 +1,212 @@
+"""The semantic stage's decision rule with in-process fakes behind the project's
+protocols: a scripted embedder (controls the cosine), a scripted reviewer, an in-memory
+index, and a comparator stub."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import pytest
+
+from gateway.auth import Principal
+from gateway.cache.vector_index import SemanticEntry
+from gateway.pipeline.context import ChatContext
+from gateway.pipeline.reasons import Layer, Reason
+from gateway.pipeline.semantic import SemanticCacheStage
+from gateway.policy.models import Policy
+from gateway.review.protocol import ReviewVerdict
+from gateway.semantic.entities import EntityVerdict, Mismatch
+
+
+class ScriptedEmbedder:
+    """Vectors chosen so that cos(query, stored) is whatever the test sets."""
+
+    name = "scripted"
+    dimensions = 2
+
+    def __init__(self) -> None:
+        self.cosine_to_stored = 1.0
+        self.fail = False
+
+    async def embed(self, texts: list[str]) -> npt.NDArray[np.float32]:
+        if self.fail:
+            raise RuntimeError("embedder down")
+        vectors = []
+        for text in texts:
+            if text.startswith("stored"):
+                vectors.append([1.0, 0.0])
+            else:
+                c = self.cosine_to_stored
+                vectors.append([c, float(np.sqrt(max(0.0, 1 - c * c)))])
+        return np.array(vectors, dtype=np.float32)
+
+    def calibrate(self, cosine: float) -> float:
+        return cosine
+
+    async def warm_up(self) -> None:
+        return None
+
+
+class MemoryIndex:
+    def __init__(self) -> None:
+        self.rows: list[tuple[SemanticEntry, npt.NDArray[np.float32]]] = []
+
+    async def add(self, entry: SemanticEntry, vector: npt.NDArray[np.float32]) -> None:
+        self.rows.append((entry, vector))
+
+    async def search(
+        self, fingerprint: str, vector: npt.NDArray[np.float32], top_k: int
+    ) -> list[tuple[SemanticEntry, float]]:
+        scored = [
+            (e, float(np.dot(v, vector))) for e, v in self.rows if e.fingerprint == fingerprint
+        ]
+        return sorted(scored, key=lambda item: -item[1])[:top_k]
+
+    async def count(self) -> int:
+        return len(self.rows)
+
+    async def ping(self) -> bool:
+        return True
+
+    async def close(self) -> None:
+        return None
+
+
+class StubComparator:
+    def __init__(self) -> None:
+        self.mismatch = False
+
+    def compare(self, query: str, candidate: str) -> EntityVerdict:
+        if self.mismatch:
+            return EntityVerdict(mismatches=(Mismatch("number", "3", "4"),))
+        return EntityVerdict(mismatches=())
+
+
+@dataclass
+class ScriptedReviewer:
+    name: str = "scripted"
+    answer: bool | None = True  # None: raise
+    delay_seconds: float = 0.0
+    calls: int = 0
+
+    async def review(self, query: str, candidate: str, similarity: float) -> ReviewVerdict:
+        self.calls += 1
+        await asyncio.sleep(self.delay_seconds)
+        if self.answer is None:
+            raise RuntimeError("reviewer down")
+        return ReviewVerdict(same_meaning=self.answer, score=float(self.answer), reviewer=self.name)
+
+
+COMPLETION: dict[str, Any] = {
+    "choices": [
+        {"index": 0, "message": {"role": "assistant", "content": "Paris"}, "finish_reason": "stop"}
+    ],
+}
+
+
+def _ctx(text: str, system: str = "Be brief.") -> ChatContext:
+    body = {
+        "model": "m",
+        "messages": [{"role": "system", "content": system}, {"role": "user", "content": text}],
+    }
+    return ChatContext(
+        request_id="r", principal=Principal("acme"), model="m", body=body, policy=Policy()
+    )
+
+
+@pytest.fixture
+def parts() -> tuple[SemanticCacheStage, ScriptedEmbedder, StubComparator, ScriptedReviewer]:
+    embedder, comparator, reviewer = ScriptedEmbedder(), StubComparator(), ScriptedReviewer()
+    stage = SemanticCacheStage(embedder, MemoryIndex(), comparator, reviewer)  # type: ignore[arg-type]
+    return stage, embedder, comparator, reviewer
+
+
+async def _stored(stage: SemanticCacheStage) -> None:
+    await stage.store(_ctx("stored question"), COMPLETION)
+
+
+@pytest.mark.parametrize(
+    ("cosine", "review_answer", "layer", "reason", "reviewed"),
+    [
+        (0.95, True, Layer.SEMANTIC, None, False),  # above the band: no review needed
+        (0.88, True, Layer.SEMANTIC, None, True),  # in the band, reviewer accepts
+        (0.88, False, Layer.MISS, Reason.REVIEW_REJECTED, True),
+        (0.88, None, Layer.MISS, Reason.REVIEW_UNAVAILABLE, True),
+        (0.80, True, Layer.MISS, Reason.BELOW_THRESHOLD, False),
+    ],
+)
+async def test_band_decisions(
+    parts: tuple[SemanticCacheStage, ScriptedEmbedder, StubComparator, ScriptedReviewer],
+    cosine: float,
+    review_answer: bool | None,
+    layer: Layer,
+    reason: Reason | None,
+    reviewed: bool,
+) -> None:
+    stage, embedder, _, reviewer = parts
+    await _stored(stage)
+    embedder.cosine_to_stored = cosine
+    reviewer.answer = review_answer
+    ctx = _ctx("new question")
+    hit = await stage.lookup(ctx)
+    assert (hit is not None) == (layer is Layer.SEMANTIC)
+    assert ctx.layer is layer and ctx.reason is reason
+    assert (reviewer.calls > 0) == reviewed
+    assert ctx.similarity == pytest.approx(cosine, abs=1e-4)
+
+
+async def test_entity_mismatch_rejects_even_above_the_band(
+    parts: tuple[SemanticCacheStage, ScriptedEmbedder, StubComparator, ScriptedReviewer],
+) -> None:
+    stage, embedder, comparator, reviewer = parts
+    await _stored(stage)
+    embedder.cosine_to_stored, comparator.mismatch = 0.99, True
+    ctx = _ctx("new question")
+    assert await stage.lookup(ctx) is None
+    assert (ctx.layer, ctx.reason, ctx.mismatch_kinds) == (
+        Layer.MISS,
+        Reason.ENTITY_MISMATCH,
+        ("number",),
+    )
+    assert reviewer.calls == 0
+
+
+async def test_slow_reviewer_times_out_as_unavailable(
+    parts: tuple[SemanticCacheStage, ScriptedEmbedder, StubComparator, ScriptedReviewer],
+) -> None:
+    stage, embedder, _, reviewer = parts
+    await _stored(stage)
+    embedder.cosine_to_stored, reviewer.delay_seconds = 0.88, 5.0
+    ctx = _ctx("new question")
+    ctx.policy = Policy.model_validate({"semantic_cache": {"review": {"timeout_seconds": 0.05}}})
+    assert await stage.lookup(ctx) is None
+    assert ctx.reason is Reason.REVIEW_UNAVAILABLE and ctx.review_verdict == "unavailable"
+
+
+async def test_other_system_prompt_or_tenant_has_no_candidate(
+    parts: tuple[SemanticCacheStage, ScriptedEmbedder, StubComparator, ScriptedReviewer],
+) -> None:
+    stage, *_ = parts
+    await _stored(stage)
+    other_prompt = _ctx("new question", system="Be verbose.")
+    assert await stage.lookup(other_prompt) is None
+    assert other_prompt.reason is Reason.NO_CANDIDATE
+    other_tenant = _ctx("new question")
+    other_tenant.principal = Principal("globex")
+    assert await stage.lookup(other_tenant) is None
+    assert other_tenant.reason is Reason.NO_CANDIDATE
+
+
+async def test_embedder_failure_is_a_miss_with_a_reason(
+    parts: tuple[SemanticCacheStage, ScriptedEmbedder, StubComparator, ScriptedReviewer],
+) -> None:
+    stage, embedder, *_ = parts
+    await _stored(stage)
+    embedder.fail = True
+    ctx = _ctx("new question")
+    assert await stage.lookup(ctx) is None
+    assert ctx.reason is Reason.EMBEDDER_UNAVAILABLE
