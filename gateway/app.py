@@ -53,7 +53,11 @@ def create_app(
             index_name_for(components.embedder.name, components.embedding_dimensions),
         )
         semantic = SemanticCacheStage(
-            components.embedder, vector_index, components.comparator, components.reviewer
+            components.embedder,
+            vector_index,
+            components.comparator,
+            components.reviewer,
+            components.guard,
         )
         app.state.services = Services(
             config=config,

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from gateway.classify.classifier import RequestClassifier
 from gateway.embed.protocol import Embedder
 from gateway.nlp import TextAnalyzer
+from gateway.pipeline.semantic import StructureGuard
 from gateway.providers.protocol import Provider
 from gateway.review.protocol import Reviewer
 from gateway.semantic.entities import EntityComparator
@@ -25,6 +26,7 @@ class SemanticComponents:
     embedder: Embedder
     embedding_dimensions: int
     reviewer: Reviewer | None
+    guard: StructureGuard | None = None
 
 
 ComponentsFactory = Callable[[GatewayConfig, Provider], Awaitable[SemanticComponents]]
@@ -65,6 +67,12 @@ def build_reviewer(config: GatewayConfig, provider: Provider) -> Reviewer | None
     return LiteLLMReviewer(provider, config.semantic.reviewer)
 
 
+def load_guard() -> StructureGuard:
+    from gateway.review.local import LocalPairReviewer
+
+    return LocalPairReviewer.load()
+
+
 async def load_components(config: GatewayConfig, provider: Provider) -> SemanticComponents:
     classifier, comparator = await load_text_components()
     local = await load_local_embedder() if config.semantic.embedder == "local" else None
@@ -76,4 +84,5 @@ async def load_components(config: GatewayConfig, provider: Provider) -> Semantic
         embedder=embedder,
         embedding_dimensions=dimensions,
         reviewer=build_reviewer(config, provider),
+        guard=load_guard(),
     )

@@ -19,6 +19,7 @@ from gateway.components import (
     SemanticComponents,
     build_embedder,
     build_reviewer,
+    load_guard,
     load_local_embedder,
     load_text_components,
 )
@@ -62,6 +63,7 @@ def components_factory() -> ComponentsFactory:
             embedder=embedder,
             embedding_dimensions=config.semantic.embedding_dimensions or embedder.dimensions,
             reviewer=build_reviewer(config, provider),
+            guard=load_guard(),
         )
 
     return factory

@@ -29,7 +29,7 @@ import numpy.typing as npt
 
 from gateway.cache.vector_index import EmbeddedVectorIndex, SemanticEntry
 from gateway.embed.protocol import Embedder
-from gateway.pipeline.semantic import judge_candidate
+from gateway.pipeline.semantic import StructureGuard, judge_candidate
 from gateway.policy.models import SemanticCachePolicy
 from gateway.review.protocol import Reviewer
 from gateway.semantic.entities import EntityComparator
@@ -99,6 +99,7 @@ class Tally:
     hits: int = 0
     correct_hits: int = 0
     rejections: Counter[str] = field(default_factory=Counter)
+    per_negative: bool = True
 
     @property
     def false_hits(self) -> int:
@@ -106,7 +107,10 @@ class Tally:
 
     def summary(self) -> dict[str, object]:
         precision = self.correct_hits / self.hits if self.hits else 1.0
-        false_among_negatives = self.false_hits / self.negatives if self.negatives else 0.0
+        # In the pool protocol a duplicate pair can be a false hit too (wrong partner),
+        # so the rate is per query there; per negative pair in the pair protocol.
+        denominator = self.negatives if self.per_negative else self.pairs
+        false_rate = self.false_hits / denominator if denominator else 0.0
         return {
             "pairs": self.pairs,
             "hits": self.hits,
@@ -114,9 +118,10 @@ class Tally:
             "precision": round(precision, 4),
             "recall": round(self.correct_hits / self.positives, 4) if self.positives else 0.0,
             "false_hits": self.false_hits,
-            "false_hit_rate_of_negatives": round(false_among_negatives, 4),
+            "false_hit_rate": round(false_rate, 4),
+            "false_hit_rate_per": "negative pair" if self.per_negative else "query",
             "false_hit_rate_ci95": [
-                round(x, 4) for x in wilson_interval(self.false_hits, self.negatives)
+                round(x, 4) for x in wilson_interval(self.false_hits, denominator)
             ],
             "false_share_of_hits_ci95": [
                 round(x, 4) for x in wilson_interval(self.false_hits, self.hits)
@@ -161,6 +166,7 @@ async def evaluate_pair_protocol(
     comparator: EntityComparator,
     reviewer: Reviewer | None,
     policy: SemanticCachePolicy,
+    guard: StructureGuard | None = None,
 ) -> dict[str, object]:
     firsts = await _embed_all(embedder, [p.first for p in pairs])
     seconds = await _embed_all(embedder, [p.second for p in pairs])
@@ -175,7 +181,13 @@ async def evaluate_pair_protocol(
             tally.positives += pair.duplicate
             tally.negatives += not pair.duplicate
         decision = await judge_candidate(
-            pair.second, pair.first, embedder.calibrate(float(cosine)), policy, comparator, reviewer
+            pair.second,
+            pair.first,
+            embedder.calibrate(float(cosine)),
+            policy,
+            comparator,
+            reviewer,
+            guard,
         )
         if decision.accepted:
             pipeline.hits += 1
@@ -210,13 +222,14 @@ async def evaluate_pool_protocol(
     comparator: EntityComparator,
     reviewer: Reviewer | None,
     policy: SemanticCachePolicy,
+    guard: StructureGuard | None = None,
 ) -> dict[str, object]:
     firsts = sorted({p.first for p in pairs})
     first_ids = {text: index for index, text in enumerate(firsts)}
     first_vectors = await _embed_all(embedder, firsts)
     second_vectors = await _embed_all(embedder, [p.second for p in pairs])
-    pipeline = Tally()
-    baselines = {t: Tally() for t in BASELINE_THRESHOLDS}
+    pipeline = Tally(per_negative=False)
+    baselines = {t: Tally(per_negative=False) for t in BASELINE_THRESHOLDS}
     with tempfile.TemporaryDirectory() as workdir:
         index = await EmbeddedVectorIndex.open(Path(workdir), "evaluation")
         now = time.time()
@@ -249,6 +262,7 @@ async def evaluate_pool_protocol(
                     policy,
                     comparator,
                     reviewer,
+                    guard,
                 )
                 if decision.accepted:
                     served = entry.entry_id

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from gateway.embed.protocol import Embedder
-from gateway.pipeline.semantic import judge_candidate
+from gateway.pipeline.semantic import StructureGuard, judge_candidate
 from gateway.policy.models import SemanticCachePolicy
 from gateway.review.protocol import Reviewer
 from gateway.semantic.entities import EntityComparator
@@ -56,6 +56,7 @@ async def evaluate_probes(
     comparator: EntityComparator,
     reviewer: Reviewer | None,
     policy: SemanticCachePolicy,
+    guard: StructureGuard | None = None,
     directory: Path = DEFAULT_PROBE_DIR,
 ) -> dict[str, Any]:
     probes = load_probes(directory)
@@ -73,6 +74,7 @@ async def evaluate_probes(
             policy,
             comparator,
             reviewer,
+            guard,
         )
         if decision.accepted and not probe.same_meaning:
             false_hits.append(

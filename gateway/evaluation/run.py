@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from gateway.components import load_local_embedder, load_text_components
+from gateway.components import load_guard, load_local_embedder, load_text_components
 from gateway.evaluation.pairs import evaluate_pair_protocol, evaluate_pool_protocol, load_pairs
 from gateway.evaluation.probes import evaluate_probes
 from gateway.policy.models import SemanticCachePolicy
@@ -29,14 +29,15 @@ def _print_pair_result(name: str, result: dict[str, Any]) -> None:
         + (f", pool {result['pool_size']}" if "pool_size" in result else "")
         + ")"
     )
-    print("| rule | hit rate | precision | recall | false hits / negatives (95% CI) |")
+    per = pipeline["false_hit_rate_per"]
+    print(f"| rule | hit rate | precision | recall | false hits per {per} (95% CI) |")
     print("|---|---:|---:|---:|---|")
 
     def row(label: str, tally: dict[str, Any]) -> None:
         low, high = tally["false_hit_rate_ci95"]
         print(
             f"| {label} | {tally['hit_rate']:.3f} | {tally['precision']:.3f} | "
-            f"{tally['recall']:.3f} | {tally['false_hit_rate_of_negatives']:.3f} "
+            f"{tally['recall']:.3f} | {tally['false_hit_rate']:.3f} "
             f"[{low:.3f}, {high:.3f}] |"
         )
 
@@ -59,13 +60,14 @@ async def eval_pairs(
     _, comparator = await load_text_components()
     embedder = await load_local_embedder()
     reviewer = LocalPairReviewer.load()
+    guard = load_guard()
     policy = SemanticCachePolicy()
     results: dict[str, Any] = {"embedder": embedder.name, "reviewer": reviewer.name}
     for name in sets:
         pairs = load_pairs(data_dir, name, limit)
         for protocol in protocols:
             evaluate = evaluate_pair_protocol if protocol == "pair" else evaluate_pool_protocol
-            result = await evaluate(pairs, embedder, comparator, reviewer, policy)
+            result = await evaluate(pairs, embedder, comparator, reviewer, policy, guard)
             results[f"{name}/{protocol}"] = result
             _print_pair_result(name, result)
     return results
@@ -91,7 +93,7 @@ async def eval_probes() -> dict[str, Any]:
     _, comparator = await load_text_components()
     embedder = await load_local_embedder()
     result = await evaluate_probes(
-        embedder, comparator, LocalPairReviewer.load(), SemanticCachePolicy()
+        embedder, comparator, LocalPairReviewer.load(), SemanticCachePolicy(), load_guard()
     )
     print(json.dumps(result, indent=2, ensure_ascii=False))
     return result

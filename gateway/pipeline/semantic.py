@@ -20,7 +20,7 @@ import logging
 import time
 import uuid
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from gateway.cache.keys import compatibility_fingerprint, last_user_text
 from gateway.cache.protocols import CachedCompletion
@@ -29,7 +29,7 @@ from gateway.embed.protocol import Embedder
 from gateway.pipeline.context import ChatContext
 from gateway.pipeline.reasons import Layer, Reason
 from gateway.policy.models import SemanticCachePolicy
-from gateway.review.protocol import Reviewer
+from gateway.review.protocol import Reviewer, ReviewVerdict
 from gateway.semantic.entities import EntityComparator
 from gateway.telemetry.throttled_log import ThrottledLogger
 
@@ -52,6 +52,14 @@ class CandidateDecision:
     error: str | None = None  # exception type of a failed review
 
 
+class StructureGuard(Protocol):
+    """A cheap, synchronous pair check (the local pair model) for candidates above the
+    review band: embedders put word-order and role swaps ("flights from A to B" vs "B to
+    A", "X hired Y" vs "Y hired X") at near-identical similarity, above any threshold."""
+
+    def decide(self, query: str, candidate: str, similarity: float) -> ReviewVerdict: ...
+
+
 async def judge_candidate(
     query: str,
     candidate: str,
@@ -59,6 +67,7 @@ async def judge_candidate(
     policy: SemanticCachePolicy,
     comparator: EntityComparator,
     reviewer: Reviewer | None,
+    guard: StructureGuard | None = None,
 ) -> CandidateDecision:
     """May the answer stored for `candidate` serve `query`? The one decision rule, used
     by the gateway and by `gateway eval`."""
@@ -70,6 +79,12 @@ async def judge_candidate(
             kinds = tuple(m.kind for m in verdict.mismatches)
             return CandidateDecision(False, Reason.ENTITY_MISMATCH, mismatch_kinds=kinds)
     if similarity >= policy.accept_threshold:
+        if (
+            policy.structure_guard
+            and guard is not None
+            and not guard.decide(query, candidate, similarity).same_meaning
+        ):
+            return CandidateDecision(False, Reason.REVIEW_REJECTED, review_verdict="rejected")
         return CandidateDecision(True, None)
     if reviewer is None or not policy.review.enabled:
         return CandidateDecision(False, Reason.REVIEW_UNAVAILABLE, review_verdict="unavailable")
@@ -108,7 +123,9 @@ class SemanticCacheStage:
         index: VectorIndex,
         comparator: EntityComparator,
         reviewer: Reviewer | None,
+        guard: StructureGuard | None = None,
     ) -> None:
+        self._guard = guard
         self._embedder = embedder
         self._index = index
         self._comparator = comparator
@@ -179,6 +196,7 @@ class SemanticCacheStage:
                 ctx.policy.semantic_cache,
                 self._comparator,
                 self._reviewer,
+                self._guard,
             )
             if decision.review_verdict is not None:
                 ctx.review_verdict = decision.review_verdict

@@ -41,6 +41,9 @@ class SemanticCachePolicy(_Strict):
     review_min_similarity: float = Field(default=0.85, gt=0, le=1)
     top_k: int = Field(default=5, ge=1, le=50)
     entity_check: bool = True
+    # Also vet candidates ABOVE the review band with the local pair model (~0.1 ms):
+    # word-order and role swaps score as near-identical for every embedder.
+    structure_guard: bool = True
     review: ReviewPolicy = Field(default_factory=ReviewPolicy)
     embed_timeout_seconds: float = Field(default=1.0, gt=0, le=30)
 

@@ -281,7 +281,7 @@ class EnglishExtractor:
         return None
 
     def _ordinals(self, masked: Masked, slots: SlotBuilder) -> None:
-        slots.numbers.update(f"#{int(m.group(1))}" for m in masked.take(self._digit_ordinal))
+        slots.numbers.update(f"#{digits(m.group(1))}" for m in masked.take(self._digit_ordinal))
         for match in masked.take(self._word_ordinal):
             tens = EN_TENS.get(match.group(1) or "", 0)  # "twenty-first"
             slots.numbers.add(f"#{tens + EN_ORDINALS[match.group(2)]}")

@@ -95,8 +95,8 @@ def parse_chinese(run: str) -> float | None:
         if integer is None or not fraction or any(c not in ZH_DIGITS for c in fraction):
             return None
         return float(f"{int(integer)}.{''.join(str(ZH_DIGITS[c]) for c in fraction)}")
-    if not run:
-        return None
+    if not run or len(run) > 24:
+        return None  # no quantity is written with 25 numerals; "一一一…" is not a number
     if all(c in ZH_DIGITS for c in run):  # digit by digit: 二〇二四
         return int("".join(str(ZH_DIGITS[c]) for c in run))
     total, section, number = 0, 0, 0

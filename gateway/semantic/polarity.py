@@ -202,9 +202,9 @@ EN_AXES: dict[str, dict[str, Iterable[str]]] = {
         "correct": ("correct", "correctly"),
         "wrong": ("wrong", "incorrect", "incorrectly"),
     },
-    "tense": {"upgrade": inflect("upgrade"), "downgrade": inflect("downgrade")},
+    "grade": {"upgrade": inflect("upgrade"), "downgrade": inflect("downgrade")},
     "value": {"appreciate": inflect("appreciate"), "depreciate": inflect("depreciate")},
-    "direction": {"north": ("northbound",), "south": ("southbound",)},
+    "heading": {"north": ("northbound",), "south": ("southbound",)},
     "sort_order": {
         "ascending": ("ascending", "ascending order", "asc", "increasing order"),
         "descending": ("descending", "descending order", "desc", "decreasing order",
@@ -325,7 +325,7 @@ ZH_AXES: dict[str, dict[str, Iterable[str]]] = {
               "con": ("坏处", "缺点", "劣势", "弊端", "害处")},
     "start": {"start": ("开始", "启动"), "stop": ("停止", "结束", "暂停")},
     "stack": {"frontend": ("前端",), "backend": ("后端",)},
-    "tense": {"upgrade": ("升级",), "downgrade": ("降级",)},
+    "grade": {"upgrade": ("升级",), "downgrade": ("降级",)},
     "value": {"appreciate": ("升值",), "depreciate": ("贬值",)},
     "version": {"new": ("新版", "新版本", "最新版"), "old": ("旧版", "旧版本", "老版本")},
     "sort_order": {

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+import time
 from pathlib import Path
 
 import pytest
@@ -19,9 +20,14 @@ PROBE_DIR = Path(__file__).resolve().parents[2] / "probes"
 
 
 @pytest.fixture(scope="module")
-def comparator() -> EntityComparator:
+def analyzer() -> TextAnalyzer:
     # Loading spaCy takes about a second: one analyzer for the whole module.
-    return EntityComparator(TextAnalyzer.load())
+    return TextAnalyzer.load()
+
+
+@pytest.fixture(scope="module")
+def comparator(analyzer: TextAnalyzer) -> EntityComparator:
+    return EntityComparator(analyzer)
 
 
 def _kinds(verdict: EntityVerdict) -> set[str]:
@@ -169,6 +175,29 @@ def test_verdict_types_and_short_values(comparator: EntityComparator) -> None:
 def test_slots_are_memoised_per_text(comparator: EntityComparator) -> None:
     text = "How many calories are in 2 eggs?"
     assert comparator.slots(text) is comparator.slots(text)
+
+
+PATHOLOGICAL = {
+    "one_long_word": "a" * 20000,
+    "dotted": "a." * 10000,
+    "at_signs": "a@" * 10000,
+    "numeral_run": "一" * 20000,
+    "digit_run": "1" * 20000 + "th",
+    "anchor_run": "从" * 10000 + "到",
+    "repeated_heads": "is " * 7000,
+}
+
+
+@pytest.mark.parametrize("text", list(PATHOLOGICAL.values()), ids=list(PATHOLOGICAL))
+def test_pathological_inputs_stay_fast(
+    analyzer: TextAnalyzer, comparator: EntityComparator, text: str
+) -> None:
+    # Every rule is a regular expression over user text: none may backtrack
+    # quadratically. A question takes ~0.2 ms; these are 20k characters (~0.1 s).
+    analyzer.doc(text)  # the parse is memoised and not what is measured
+    started = time.perf_counter()
+    comparator.slots(text)
+    assert time.perf_counter() - started < 1.0
 
 
 def _probes() -> list[dict[str, str]]:
