@@ -2,8 +2,8 @@
 
     python benchmarks/overhead.py --requests 400 --output results.json
 
-Starts the fake upstream and the gateway on loopback, measures exact-hit latency, the
-latency a miss adds over calling the upstream directly, and throughput; see
+Starts the fake upstream and the gateway on loopback, measures exact-hit and semantic-hit
+latency, the latency a miss adds over calling the upstream directly, and throughput; see
 gateway/bench.py for the method.
 """
 
@@ -18,8 +18,11 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--requests", type=int, default=400, help="requests per measurement")
     parser.add_argument("--output", help="also write the results as JSON to this path")
+    parser.add_argument(
+        "--seed", type=int, help="seed of the miss prompts (default: a new one per run)"
+    )
     args = parser.parse_args()
-    return run_benchmark(requests=args.requests, output=args.output)
+    return run_benchmark(requests=args.requests, output=args.output, seed=args.seed)
 
 
 if __name__ == "__main__":

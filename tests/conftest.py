@@ -99,6 +99,17 @@ def gateway_config_dict(upstream_url: str, data_dir: Path, **overrides: Any) -> 
                     "api_key": "sk-upstream-secret-123456",
                 },
             },
+            *(
+                {
+                    "model_name": f"fake-judge-{verdict}",
+                    "litellm_params": {
+                        "model": f"openai/fake-judge-{verdict}",
+                        "api_base": f"{upstream_url}/v1",
+                        "api_key": "sk-upstream-secret-123456",
+                    },
+                }
+                for verdict in ("yes", "no")
+            ),
             {
                 # Nothing listens there: connection failures.
                 "model_name": "unreachable-model",

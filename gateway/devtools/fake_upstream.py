@@ -10,6 +10,9 @@ another process:
     [[tool]]         answer with a tool call to the first tool of the request
     [[abort]]        stream: send two chunks, then drop the connection
 
+A model named `fake-judge-yes` / `fake-judge-no` answers just "Yes" / "No" (a stand-in
+for a small reviewer model).
+
 Every answer carries a sequence number, so a served cache entry is told apart from a
 fresh upstream answer.
 """
@@ -84,6 +87,9 @@ def create_fake_upstream(log: UpstreamLog | None = None) -> Starlette:
             return _json({"error": error}, status)
         finish_reason = "length" if "length" in markers else "stop"
         content: str | None = f"Answer #{number}: {text}"
+        model = str(body.get("model", ""))
+        if model.startswith("fake-judge-"):
+            content = "Yes" if model.endswith("yes") else "No"
         tool_calls = None
         if "tool" in markers and body.get("tools"):
             name = body["tools"][0]["function"]["name"]

@@ -43,7 +43,13 @@ def test_unknown_and_advanced_fields_reach_the_upstream_unchanged(
 
 def test_models_lists_the_model_list(gateway: RunningGateway) -> None:
     ids = [m.id for m in client_for(gateway).models.list()]
-    assert ids == ["fake-embedder", "fake-model", "unreachable-model"]
+    assert ids == [
+        "fake-embedder",
+        "fake-judge-no",
+        "fake-judge-yes",
+        "fake-model",
+        "unreachable-model",
+    ]
 
 
 def test_embeddings_pass_through(gateway: RunningGateway, upstream: FakeUpstream) -> None:

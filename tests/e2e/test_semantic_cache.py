@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
-from tests.conftest import FakeUpstream, RunningGateway
+from tests.conftest import FakeUpstream, GatewayFactory, RunningGateway
 from tests.e2e.helpers import client_for, upstream_calls
 
 SYSTEM = {"role": "system", "content": "You are a concise geography tutor."}
@@ -121,3 +122,21 @@ def test_chinese_paraphrase_and_time_word(gateway: RunningGateway) -> None:
         "bypass",
         "time_sensitive",
     )
+
+
+def test_gray_band_goes_to_a_litellm_reviewer(
+    start_gateway: GatewayFactory, tmp_path: Path
+) -> None:
+    # This pair lands in the review band (calibrated ~0.89) and its entities agree.
+    stored, asked = "中国的首都是哪个城市？", "中国的首都是哪个城市"
+    for judge, layer, reason in (
+        ("fake-judge-yes", "semantic", None),
+        ("fake-judge-no", "miss", "review_rejected"),
+    ):
+        gateway = start_gateway(
+            data_dir=tmp_path / judge, semantic={"embedder": "local", "reviewer": judge}
+        )
+        _ask(gateway, stored)
+        headers, _ = _ask(gateway, asked)
+        assert headers["x-gateway-cache"] == layer
+        assert headers.get("x-gateway-cache-reason") == reason

@@ -210,3 +210,53 @@ async def test_embedder_failure_is_a_miss_with_a_reason(
     ctx = _ctx("new question")
     assert await stage.lookup(ctx) is None
     assert ctx.reason is Reason.EMBEDDER_UNAVAILABLE
+
+
+@pytest.mark.parametrize(
+    ("query", "candidate", "accepted"),
+    [
+        ("How can I sort a list in Python?", "How do I sort a list in Python?", True),
+        ("Does the cat chase the dog?", "Does the dog chase the cat?", False),
+        ("Why did YouTube acquire Google?", "Why did Google acquire YouTube?", False),
+        ("中国的首都是哪个城市", "中国的首都是哪个城市？", True),
+    ],
+)
+async def test_review_band_with_the_real_local_reviewer(
+    query: str, candidate: str, accepted: bool
+) -> None:
+    from gateway.pipeline.semantic import judge_candidate
+    from gateway.review.local import LocalPairReviewer
+
+    decision = await judge_candidate(
+        query, candidate, 0.88, Policy().semantic_cache, StubComparator(), LocalPairReviewer.load()
+    )
+    assert decision.accepted is accepted
+    assert decision.review_verdict == ("accepted" if accepted else "rejected")
+
+
+async def test_structure_guard_vets_candidates_above_the_band() -> None:
+    from gateway.pipeline.semantic import judge_candidate
+    from gateway.review.local import LocalPairReviewer
+
+    guard = LocalPairReviewer.load()
+    policy = Policy().semantic_cache
+    swapped = await judge_candidate(
+        "Why did YouTube acquire Google?",
+        "Why did Google acquire YouTube?",
+        0.97,
+        policy,
+        StubComparator(),
+        None,
+        guard,
+    )
+    assert not swapped.accepted and swapped.reason is Reason.REVIEW_REJECTED
+    same = await judge_candidate(
+        "How can I sort a list in Python?",
+        "How do I sort a list in Python?",
+        0.97,
+        policy,
+        StubComparator(),
+        None,
+        guard,
+    )
+    assert same.accepted

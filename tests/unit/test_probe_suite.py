@@ -1,0 +1,37 @@
+"""The hand-written probe suite through the real decision rule: real embedder and
+calibration, entity comparison, structure guard and local reviewer. Zero false hits."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from gateway.components import load_guard, load_local_embedder, load_text_components
+from gateway.evaluation.probes import evaluate_probes, load_probes
+from gateway.policy.models import SemanticCachePolicy
+from gateway.review.local import LocalPairReviewer
+
+PROBES = Path(__file__).resolve().parents[1] / "probes"
+
+
+def test_probe_suite_is_big_enough_and_bilingual() -> None:
+    probes = load_probes(PROBES)
+    assert len(probes) >= 300
+    for language in ("en", "zh"):
+        assert sum(p.language == language for p in probes) >= 150
+
+
+async def test_no_near_miss_is_ever_served() -> None:
+    _, comparator = await load_text_components()
+    embedder = await load_local_embedder()
+    result = await evaluate_probes(
+        embedder,
+        comparator,
+        LocalPairReviewer.load(),
+        SemanticCachePolicy(),
+        load_guard(),
+        directory=PROBES,
+    )
+    assert result["false_hits"] == 0, result["false_hit_examples"]
+    # Paraphrases are served when the embedder is confident enough; the floor guards
+    # against a change that makes the pipeline refuse everything.
+    assert result["paraphrases_served"] >= 0.05 * result["paraphrases"], result
