@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from gateway.components import load_guard, load_local_embedder, load_text_components
+from gateway.evaluation.followup_reuse import evaluate_followup_reuse
 from gateway.evaluation.pairs import evaluate_pair_protocol, evaluate_pool_protocol, load_pairs
 from gateway.evaluation.probes import evaluate_probes
 from gateway.policy.models import SemanticCachePolicy
@@ -76,7 +77,7 @@ async def eval_pairs(
 async def eval_classifier(data_dir: Path) -> dict[str, Any]:
     from gateway.evaluation import classifier_sets
 
-    classifier, _ = await load_text_components()
+    classifier, comparator = await load_text_components()
     results: dict[str, Any] = {}
     for name, evaluate in (
         ("time_sensitivity", classifier_sets.eval_time_sensitivity),
@@ -86,6 +87,11 @@ async def eval_classifier(data_dir: Path) -> dict[str, Any]:
         outcome = evaluate(data_dir, classifier)
         results[name] = outcome
         print(f"{name}: {outcome}")
+    reuse = await evaluate_followup_reuse(
+        data_dir, await load_local_embedder(), comparator, LocalPairReviewer.load(), load_guard()
+    )
+    results["followup_reuse"] = reuse
+    print(f"followup_reuse: {reuse}")
     return results
 
 
