@@ -3,13 +3,16 @@
 Embedders score "How many calories are in 2 eggs?" and "...in 3 eggs?" as high as real
 paraphrases, so every semantic candidate is compared slot by slot before it is served:
 numbers and amounts, IDs and codes, dates, relative time words, negation, antonym
-polarity, named entities, product tiers, direction ("from X to Y") and units. Any
+polarity, named entities, product tiers, direction ("from X to Y"), units, grammatical
+person ("my website" vs "your website") and, for otherwise near-identical texts, a
+substituted or narrowing content term ("time" vs "space complexity"). Any
 disagreement rejects the candidate: a miss costs one upstream call, a false hit serves
 a wrong answer.
 
 Each text is read once (rules over a memoised spaCy parse for English, lexicons and
 rules for Chinese) and its slots are memoised, because stored candidates are compared
-against many queries. Comparing two readings is a few set operations.
+against many queries. Comparing two readings is a few set operations, plus one short
+alignment for the term check.
 """
 
 from __future__ import annotations
@@ -21,7 +24,9 @@ from functools import lru_cache
 from gateway.nlp import TextAnalyzer, detect_language
 from gateway.semantic.extract_en import EnglishExtractor
 from gateway.semantic.extract_zh import ChineseExtractor
+from gateway.semantic.persons import compare_persons
 from gateway.semantic.slots import TextSlots
+from gateway.semantic.terms import compare_terms
 from gateway.semantic.text import cap, joined
 from gateway.semantic.units import DIMENSION
 
@@ -29,7 +34,7 @@ from gateway.semantic.units import DIMENSION
 @dataclass(frozen=True, slots=True)
 class Mismatch:
     # "number" | "id" | "date" | "time_word" | "negation" | "polarity" | "named_entity"
-    # | "tier" | "direction" | "unit" | "language"
+    # | "tier" | "direction" | "unit" | "person" | "term" | "language"
     kind: str
     query_value: str  # short (<= 40 characters): mismatches may be logged
     candidate_value: str
@@ -237,4 +242,6 @@ _RULES: tuple[tuple[str, Callable[[TextSlots, TextSlots], Difference]], ...] = (
     ("tier", _tiers),
     ("direction", _direction),
     ("unit", _units),
+    ("person", compare_persons),
+    ("term", compare_terms),
 )

@@ -21,6 +21,7 @@ from gateway.semantic.numbers import (
     digits,
     parse_english,
 )
+from gateway.semantic.persons import english_persons
 from gateway.semantic.polarity import (
     EN_AXES,
     EN_NOT_POLARITY,
@@ -29,6 +30,7 @@ from gateway.semantic.polarity import (
     surface_map,
 )
 from gateway.semantic.slots import SlotBuilder, TextSlots
+from gateway.semantic.terms import english_content, english_tokens
 from gateway.semantic.text import Masked, alternation, keyed, normalize, phrase_key, word_pattern
 from gateway.semantic.units import EN_AFTER_NUMBER_ONLY, EN_CURRENCY_SYMBOLS
 from gateway.semantic.units import EN_UNITS as UNIT_NAMES
@@ -165,6 +167,9 @@ class EnglishExtractor:
         slots.negations = len(self._negation.findall(self._not_negation.sub(" ", masked.low)))
         self._names.recognise(masked, doc, slots)
         self._names.directions(masked.low, slots)
+        slots.persons, slots.subject = english_persons(masked.low)
+        slots.tokens = english_tokens(masked.low)
+        slots.content = english_content(masked.text)  # what no other slot took
         return slots.freeze("en", masked.low)
 
     def _identifiers(self, masked: Masked, slots: SlotBuilder) -> None:

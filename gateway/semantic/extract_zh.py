@@ -12,8 +12,10 @@ import re
 from gateway.semantic import lexicon_zh as lex
 from gateway.semantic.direction_zh import ChineseDirections, Term
 from gateway.semantic.numbers import ZH_NUMERAL_CHARS, canonical, digits, parse_chinese
+from gateway.semantic.persons import chinese_persons
 from gateway.semantic.polarity import ZH_AXES, ZH_EVENTS_BEFORE_AFTER, ZH_NOT_POLARITY, surface_map
 from gateway.semantic.slots import SlotBuilder, TextSlots
+from gateway.semantic.terms import chinese_content, chinese_tokens
 from gateway.semantic.text import Masked, alternation, normalize
 from gateway.semantic.units import ZH_AFTER_NUMBER_ONLY, ZH_PERIODS, ZH_UNITS
 
@@ -101,6 +103,9 @@ class ChineseExtractor:
         self._polarities(masked, slots)
         self._latin_names(masked, slots, terms)
         slots.directions.update(self._directions.find(masked.low, terms))
+        slots.persons = chinese_persons(masked.low)
+        slots.tokens = chinese_tokens(masked.low)
+        slots.content = chinese_content(masked.text)  # what no other slot took
         return slots.freeze("zh", masked.low)
 
     def _identifiers(self, masked: Masked, slots: SlotBuilder, terms: list[Term]) -> None:

@@ -24,6 +24,15 @@ class TextSlots:
     surface: str = ""  # normalised text (Chinese: names are looked up as substrings)
     tiers: frozenset[str] = frozenset()
     directions: frozenset[Direction] = frozenset()
+    # Grammatical persons of personal and possessive pronouns ("1", "2", "3"; English:
+    # possessive and object forms only) and the person of the request's first subject
+    # pronoun ("1" for I/we, "2" for you, "" for none), see `persons.py`.
+    persons: frozenset[str] = frozenset()
+    subject: str = ""
+    # The text's words (Chinese: characters) without punctuation, and the content words
+    # no other slot took, for the near-miss alignment in `terms.py`.
+    tokens: tuple[str, ...] = ()
+    content: tuple[str, ...] = ()
 
 
 @dataclass(slots=True)
@@ -42,6 +51,10 @@ class SlotBuilder:
     mentions: set[str] = field(default_factory=set)
     tiers: set[str] = field(default_factory=set)
     directions: set[Direction] = field(default_factory=set)
+    persons: set[str] = field(default_factory=set)
+    subject: str = ""
+    tokens: tuple[str, ...] = ()
+    content: tuple[str, ...] = ()
 
     def quantity(self, number: str, unit: str | None) -> None:
         self.numbers.add(number)
@@ -65,4 +78,8 @@ class SlotBuilder:
             surface=surface,
             tiers=frozenset(self.tiers),
             directions=frozenset(self.directions),
+            persons=frozenset(self.persons),
+            subject=self.subject,
+            tokens=self.tokens,
+            content=self.content,
         )
