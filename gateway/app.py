@@ -13,8 +13,6 @@ from gateway.api import chat, embeddings, health, models
 from gateway.api.errors import install_error_handlers
 from gateway.api.request_id import RequestIdMiddleware
 from gateway.auth import KeyRegistry
-from gateway.cache.embedded import SQLiteExactCache
-from gateway.cache.vector_index import EmbeddedVectorIndex, index_name_for
 from gateway.components import ComponentsFactory, load_components
 from gateway.pipeline.classify import ClassifyStage
 from gateway.pipeline.exact import ExactCacheStage
@@ -24,6 +22,7 @@ from gateway.policy.loader import PolicyStore
 from gateway.providers.protocol import Provider
 from gateway.services import Services
 from gateway.settings import GatewayConfig
+from gateway.storage import open_storage
 
 logger = logging.getLogger(__name__)
 
@@ -47,14 +46,12 @@ def create_app(
         policies = PolicyStore.from_directory(config.policies_dir)
         provider = provider_factory(config)
         components = await components_factory(config, provider)
-        exact_cache = await SQLiteExactCache.open(config.storage.path)
-        vector_index = await EmbeddedVectorIndex.open(
-            config.storage.path,
-            index_name_for(components.embedder.name, components.embedding_dimensions),
+        storage = await open_storage(
+            config.storage, components.embedder.name, components.embedding_dimensions
         )
         semantic = SemanticCacheStage(
             components.embedder,
-            vector_index,
+            storage.vectors,
             components.comparator,
             components.reviewer,
             components.guard,
@@ -64,10 +61,10 @@ def create_app(
             keys=KeyRegistry(config.auth),
             policies=policies,
             provider=provider,
-            exact_cache=exact_cache,
+            storage=storage,
             pipeline=ChatPipeline(
                 provider,
-                ExactCacheStage(exact_cache),
+                ExactCacheStage(storage.exact),
                 semantic=semantic,
                 classify=ClassifyStage(components.classifier),
             ),
@@ -83,8 +80,7 @@ def create_app(
             yield
         finally:
             app.state.services = None
-            await vector_index.close()
-            await exact_cache.close()
+            await storage.close()
             await provider.close()
 
     app = FastAPI(

@@ -5,11 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gateway.auth import KeyRegistry
-from gateway.cache.protocols import ExactCache
 from gateway.pipeline.runner import ChatPipeline
 from gateway.policy.loader import PolicyStore
 from gateway.providers.protocol import Provider
 from gateway.settings import GatewayConfig
+from gateway.storage import Storage
 
 
 @dataclass(frozen=True, slots=True)
@@ -18,5 +18,5 @@ class Services:
     keys: KeyRegistry
     policies: PolicyStore
     provider: Provider
-    exact_cache: ExactCache
+    storage: Storage
     pipeline: ChatPipeline

@@ -17,6 +17,7 @@ from gateway.yamlfile import YamlFileError, describe_validation_error, read_yaml
 
 DEFAULT_CONFIG_PATH = Path("config/gateway.yaml")
 CONFIG_PATH_ENV = "GATEWAY_CONFIG"
+REDIS_URL_ENV = "REDIS_URL"
 ENV_REFERENCE_PREFIX = "os.environ/"
 
 
@@ -58,8 +59,26 @@ class RouterSettings(_Strict):
 
 
 class StorageSettings(_Strict):
-    backend: Literal["embedded"] = "embedded"
+    """`embedded` (SQLite + in-process vectors, one process) or `redis` (shared by every
+    replica; needs Redis Stack, Redis 8 or a managed Redis with search)."""
+
+    backend: Literal["embedded", "redis"] = "embedded"
     path: Path = Path("./data")
+    # `REDIS_URL` in the environment overrides this. May hold a password: never logged.
+    redis_url: str | None = None
+    redis_prefix: str = Field(default="gateway", pattern=r"^[A-Za-z0-9_.-]+$")
+    # Every Redis call is bounded: a slow Redis must not slow the gateway down.
+    redis_timeout_seconds: float = Field(default=0.25, gt=0, le=10)
+    redis_connect_timeout_seconds: float = Field(default=0.5, gt=0, le=30)
+
+    @model_validator(mode="after")
+    def _redis_needs_url(self) -> StorageSettings:
+        if self.backend == "redis" and not self.redis_url:
+            raise ValueError(
+                "storage.redis_url (or the REDIS_URL environment variable) is required "
+                "for backend redis"
+            )
+        return self
 
 
 class TenantSettings(_Strict):
@@ -179,6 +198,13 @@ def parse_config(raw: dict[str, Any], source: str = "<config>") -> tuple[Gateway
     """Validate an already-loaded mapping. Returns the config and warnings."""
     missing: list[str] = []
     resolved = resolve_env_references(raw, "", missing)
+    redis_url = os.environ.get(REDIS_URL_ENV)
+    if redis_url:
+        storage = resolved.get("storage")
+        resolved["storage"] = {
+            **(storage if isinstance(storage, dict) else {}),
+            "redis_url": redis_url,
+        }
     try:
         config = GatewayConfig.model_validate(resolved)
     except ValidationError as exc:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +25,7 @@ from gateway.components import (
     load_text_components,
 )
 from gateway.devtools.fake_upstream import UpstreamLog, create_fake_upstream
+from gateway.devtools.redis_server import RedisServer
 from gateway.devtools.threaded_server import ThreadedServer, free_port
 from gateway.providers.protocol import Provider
 from gateway.settings import GatewayConfig, parse_config
@@ -135,14 +137,43 @@ def gateway_config_dict(upstream_url: str, data_dir: Path, **overrides: Any) -> 
 GatewayFactory = Callable[..., RunningGateway]
 
 
+@pytest.fixture(scope="session")
+def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
+    """A real Redis 8 with RediSearch on a free port, for the whole session."""
+    server = RedisServer(log_path=tmp_path_factory.mktemp("redis") / "redis.log").start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(params=["embedded", "redis"])
+def storage_backend(request: pytest.FixtureRequest) -> str:
+    """End-to-end tests run once per storage backend."""
+    return str(request.param)
+
+
 @pytest.fixture
 def start_gateway(
-    upstream: FakeUpstream, tmp_path: Path, components_factory: ComponentsFactory
+    upstream: FakeUpstream,
+    tmp_path: Path,
+    components_factory: ComponentsFactory,
+    storage_backend: str,
+    request: pytest.FixtureRequest,
 ) -> Iterator[GatewayFactory]:
     started: list[RunningGateway] = []
+    # One key prefix per test: tests share the Redis server, never each other's entries.
+    prefix = f"t{uuid.uuid4().hex[:12]}"
 
     def start(data_dir: Path | None = None, **overrides: Any) -> RunningGateway:
-        raw = gateway_config_dict(upstream.url, data_dir or tmp_path / "data", **overrides)
+        directory = data_dir or tmp_path / "data"
+        if storage_backend == "redis" and "storage" not in overrides:
+            redis = request.getfixturevalue("redis_server")
+            overrides["storage"] = {
+                "backend": "redis",
+                "redis_url": redis.url,
+                "redis_prefix": prefix,
+                "path": str(directory),
+            }
+        raw = gateway_config_dict(upstream.url, directory, **overrides)
         config, _ = parse_config(raw)
         app = create_app(config, components_factory=components_factory)
         server = ThreadedServer(app).start()

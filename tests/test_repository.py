@@ -45,6 +45,17 @@ def test_docker_compose_matches_the_repository() -> None:
         source = volume.split(":")[0]
         if source.startswith("./"):
             assert (ROOT / source).is_dir(), source
+    config_path = gateway["environment"]["GATEWAY_CONFIG"].removeprefix("/app/")
+    assert (ROOT / config_path).exists(), config_path
+    assert "redis" in compose["services"]
     dockerfile = (ROOT / "Dockerfile").read_text()
     port = re.search(r'"--port", "(\d+)"', dockerfile)
     assert port and gateway["ports"][0].endswith(f":{port.group(1)}")
+
+
+def test_shipped_configs_are_valid() -> None:
+    from gateway.settings import load_config
+
+    for name in ("gateway.yaml", "gateway.redis.yaml"):
+        config, _ = load_config(ROOT / "config" / name)
+        assert config.model_names()

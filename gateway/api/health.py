@@ -19,10 +19,10 @@ async def readyz(request: Request) -> Response:
     services = getattr(request.app.state, "services", None)
     if services is None:
         return json_response({"status": "starting"}, status=503)
-    storage_ok = await services.exact_cache.ping()
+    storage = await services.storage.describe()
     body = {
-        "status": "ready" if storage_ok else "degraded",
-        "storage": {"backend": services.config.storage.backend, "ok": storage_ok},
+        "status": "ready" if storage.get("available") else "degraded",
+        "storage": storage,
         "policies": services.policies.source,
     }
     # Degraded storage still answers every request (fail open), so the replica stays

@@ -75,6 +75,7 @@ class SemanticEntry:
     completion: dict[str, Any]
     created_at: float
     expires_at: float
+    policy_version: str = ""
 
 
 class VectorIndex(Protocol):

@@ -230,6 +230,7 @@ class SemanticCacheStage:
             completion=completion,
             created_at=now,
             expires_at=now + ctx.policy.semantic_cache.ttl_seconds,
+            policy_version=ctx.policy.version,
         )
         await self._index.add(entry, vector)
 

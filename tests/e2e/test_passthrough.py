@@ -66,11 +66,12 @@ def test_embeddings_pass_through(gateway: RunningGateway, upstream: FakeUpstream
     assert missing.status_code == 404
 
 
-def test_health_and_readiness(gateway: RunningGateway) -> None:
+def test_health_and_readiness(gateway: RunningGateway, storage_backend: str) -> None:
     assert httpx.get(f"{gateway.url}/healthz").json() == {"status": "ok"}
     ready = httpx.get(f"{gateway.url}/readyz").json()
     assert ready["status"] == "ready"
-    assert ready["storage"] == {"backend": "embedded", "ok": True}
+    assert ready["storage"]["backend"] == storage_backend
+    assert ready["storage"]["available"] is True
 
 
 def test_logs_hold_no_keys_and_no_prompt_text(

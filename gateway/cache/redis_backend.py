@@ -1,0 +1,131 @@
+"""Everything the gateway keeps in Redis, over one connection.
+
+`RedisBackend.open()` builds the process's `RedisConnection` and the stores on it: the
+exact cache, the semantic index for the configured embedder, the single-flight lock, a
+factory for further vector indexes, and `key()` for stores added later (memory,
+sessions) to namespace their keys under the same prefix. Several gateways (or several
+deployments, with different prefixes) can share one Redis.
+
+Opening never fails because Redis is down: the stores fail open (`StoreUnavailable`,
+served as misses) until it answers. It does fail on a server without search, because
+that is a deployment error no waiting fixes.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from gateway.cache.locks import RedisLock
+from gateway.cache.redis_connection import RedisConnection, StoreUnavailable
+from gateway.cache.redis_exact import RedisExactCache
+from gateway.cache.redis_vectors import RedisVectorIndex
+
+logger = logging.getLogger(__name__)
+
+_PREFIX = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+# `index_name_for` ends every name with "-<dimensions>d".
+_DIMENSIONS_SUFFIX = re.compile(r"-(\d+)d\Z")
+
+
+def _escape_part(part: str) -> str:
+    # ":" separates parts; escaping it (and "%", the escape itself) keeps ("a:b", "c")
+    # and ("a", "b:c") apart.
+    return part.replace("%", "%25").replace(":", "%3A")
+
+
+def dimensions_from_index_name(index_name: str) -> int | None:
+    match = _DIMENSIONS_SUFFIX.search(index_name)
+    return int(match.group(1)) if match else None
+
+
+@dataclass(slots=True)
+class RedisBackend:
+    connection: RedisConnection
+    exact: RedisExactCache
+    semantic: RedisVectorIndex
+    lock: RedisLock
+    prefix: str = "gateway"
+
+    @classmethod
+    async def open(
+        cls,
+        url: str,
+        *,
+        prefix: str = "gateway",
+        index_name: str,
+        dimensions: int | None = None,
+        clock: Callable[[], float] = time.time,
+        **connection_options: Any,
+    ) -> RedisBackend:
+        """`index_name` comes from `index_name_for(embedder, dimensions)`; the dimensions
+        are read from its suffix unless given. `connection_options` go to
+        `RedisConnection` (timeouts, back-off)."""
+        if not _PREFIX.fullmatch(prefix):
+            raise ValueError(f"unsafe key prefix {prefix!r}")
+        parsed = dimensions_from_index_name(index_name)
+        if dimensions is None:
+            if parsed is None:
+                raise ValueError(f"cannot tell dimensions from {index_name!r}; pass dimensions")
+            dimensions = parsed
+        elif parsed is not None and parsed != dimensions:
+            raise ValueError(f"index {index_name!r} is not for {dimensions} dimensions")
+        connection = RedisConnection(url, **connection_options)
+        try:
+            try:
+                await connection.check_search_module()
+            except StoreUnavailable:
+                logger.warning(
+                    "redis at %s is unavailable at start-up; caches fail open until it answers",
+                    connection.address,
+                )
+            semantic = await RedisVectorIndex.open(
+                connection, index_name, dimensions, prefix=prefix, clock=clock
+            )
+        except BaseException:
+            await connection.close()
+            raise
+        return cls(
+            connection=connection,
+            exact=RedisExactCache(connection, prefix=prefix),
+            semantic=semantic,
+            lock=RedisLock(connection, prefix=prefix),
+            prefix=prefix,
+        )
+
+    def key(self, *parts: str) -> str:
+        """`<prefix>:<part>:<part>...`, each part escaped so that no two tuples of
+        parts share a key. Start with the store's name: key("memory", tenant, user)."""
+        if not parts or not all(parts):
+            raise ValueError("key parts must be non-empty strings")
+        return ":".join((self.prefix, *(_escape_part(part) for part in parts)))
+
+    async def vectors(
+        self,
+        index_name: str,
+        dimensions: int | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> RedisVectorIndex:
+        """Another vector index on the same connection (another embedder or use)."""
+        if dimensions is None:
+            dimensions = dimensions_from_index_name(index_name)
+            if dimensions is None:
+                raise ValueError(f"cannot tell dimensions from {index_name!r}; pass dimensions")
+        return await RedisVectorIndex.open(
+            self.connection, index_name, dimensions, prefix=self.prefix, clock=clock
+        )
+
+    def state(self) -> dict[str, Any]:
+        return self.connection.state()
+
+    async def ping(self) -> bool:
+        return await self.connection.ping()
+
+    async def close(self) -> None:
+        await self.semantic.close()
+        await self.exact.close()
+        await self.connection.close()

@@ -1,0 +1,309 @@
+"""Semantic cache vectors in Redis, searched with RediSearch through redisvl.
+
+Layout, for `index_name = index_name_for(embedder, dimensions)`:
+
+- search index `<prefix>-semantic-<index_name>` over HASH keys
+  `<prefix>:semantic:<index_name>:<entry_id>`: the embedder is in the name, so vectors
+  of two models are never compared, and switching models starts an empty index;
+- tags entry_id, tenant, fingerprint, model, policy_version; numerics created_at,
+  expires_at; `embedding` is an HNSW / COSINE / FLOAT32 vector; query_text and
+  completion (orjson) are stored in the hash but not indexed;
+- each hash carries its own TTL (PEXPIRE to `expires_at`), so Redis drops old entries
+  and the index with them; a query also filters on `expires_at`, so entries past it but
+  not yet evicted never come back.
+
+A search is one FT.SEARCH: a KNN over the vectors of one fingerprint (a tag
+pre-filter: with small partitions RediSearch scores them all, exactly), returning the
+few winners' fields in the same round trip.
+
+The index is created lazily: when Redis is down at start-up, `open` succeeds and the
+first operation after Redis answers creates it. It is re-checked after every outage
+(`RedisConnection.generation`) and when a query says it is missing, since a Redis
+without persistence comes back empty.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import math
+import re
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import orjson
+from redis.asyncio import Redis
+from redis.typing import EncodableT, FieldT
+from redisvl.exceptions import RedisSearchError
+from redisvl.index import AsyncSearchIndex
+from redisvl.query import CountQuery, VectorQuery
+from redisvl.query.filter import Num, Tag
+from redisvl.schema import IndexSchema
+
+from gateway.cache.redis_connection import RedisConnection, StoreUnavailable
+from gateway.cache.vector_index import SemanticEntry
+from gateway.telemetry.throttled_log import ThrottledLogger
+
+logger = logging.getLogger(__name__)
+
+_INDEX_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+_VECTOR_FIELD = "embedding"
+_RETURN_FIELDS = [
+    "entry_id",
+    "tenant",
+    "model",
+    "fingerprint",
+    "policy_version",
+    "query_text",
+    "completion",
+    "created_at",
+    "expires_at",
+]
+# RediSearch's wordings for "no such index" across versions.
+_MISSING_INDEX = ("no such index", "unknown index name", "unknown index")
+
+
+def _schema(name: str, key_prefix: str, dimensions: int) -> IndexSchema:
+    tags = ("entry_id", "tenant", "fingerprint", "model", "policy_version")
+    return IndexSchema.from_dict(
+        {
+            "index": {
+                "name": name,
+                "prefix": key_prefix,
+                "key_separator": ":",
+                "storage_type": "hash",
+            },
+            "fields": [
+                *({"name": tag, "type": "tag"} for tag in tags),
+                {"name": "created_at", "type": "numeric"},
+                {"name": "expires_at", "type": "numeric"},
+                {
+                    "name": _VECTOR_FIELD,
+                    "type": "vector",
+                    "attrs": {
+                        "dims": dimensions,
+                        "algorithm": "hnsw",
+                        "distance_metric": "cosine",
+                        "datatype": "float32",
+                    },
+                },
+            ],
+        }
+    )
+
+
+def _is_missing_index(exc: BaseException) -> bool:
+    text = f"{exc} {exc.__cause__ or ''}".lower()
+    return any(wording in text for wording in _MISSING_INDEX)
+
+
+class RedisVectorIndex:
+    """`VectorIndex` in Redis. Build it with `open()`; it shares (never closes) the
+    connection."""
+
+    def __init__(
+        self,
+        connection: RedisConnection,
+        index_name: str,
+        dimensions: int,
+        *,
+        prefix: str = "gateway",
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        if not _INDEX_NAME.fullmatch(index_name):
+            raise ValueError(f"unsafe index name {index_name!r}; use index_name_for()")
+        if dimensions <= 0:
+            raise ValueError("dimensions must be positive")
+        self._connection = connection
+        self._dimensions = dimensions
+        self._clock = clock
+        self.name = f"{prefix}-semantic-{index_name}"
+        self.key_prefix = f"{prefix}:semantic:{index_name}"
+        self._index = AsyncSearchIndex(
+            _schema(self.name, self.key_prefix, dimensions),
+            redis_client=connection.client,
+            owns_client=False,
+        )
+        # The connection generation in which the index was last seen to exist.
+        self._ready_generation: int | None = None
+        self._creating = asyncio.Lock()
+        self._bad_rows = ThrottledLogger(logger, interval_seconds=60.0)
+
+    @classmethod
+    async def open(
+        cls,
+        connection: RedisConnection,
+        index_name: str,
+        dimensions: int,
+        *,
+        prefix: str = "gateway",
+        clock: Callable[[], float] = time.time,
+    ) -> RedisVectorIndex:
+        """Create the search index if missing (safe when it exists). With Redis down,
+        return anyway: the index is created on first use. A server without search
+        raises `RedisSearchMissing`."""
+        index = cls(connection, index_name, dimensions, prefix=prefix, clock=clock)
+        try:
+            await index.ensure_index()
+        except StoreUnavailable:
+            # Only an outage is tolerated here; a missing module is a deployment error.
+            logger.warning(
+                "semantic index %s not created yet: redis at %s is unavailable; "
+                "it will be created when Redis answers",
+                index.name,
+                connection.address,
+            )
+        return index
+
+    @property
+    def dimensions(self) -> int:
+        return self._dimensions
+
+    def key_for(self, entry_id: str) -> str:
+        return f"{self.key_prefix}:{entry_id}"
+
+    async def ensure_index(self) -> None:
+        if self._ready_generation == self._connection.generation:
+            return
+        async with self._creating:
+            if self._ready_generation == self._connection.generation:
+                return
+            await self._connection.check_search_module()
+            await self._connection.run(lambda _: self._create())
+            self._ready_generation = self._connection.generation
+
+    async def _create(self) -> None:
+        try:
+            # Checks existence first; an existing index (ours, or another replica's)
+            # is kept with its entries.
+            await self._index.create(overwrite=False)
+        except RedisSearchError as exc:
+            # Two replicas may both see "missing" and race to FT.CREATE.
+            if "already exists" not in f"{exc} {exc.__cause__ or ''}".lower():
+                raise
+
+    def _vector_bytes(self, vector: npt.ArrayLike) -> bytes:
+        v = np.asarray(vector, dtype=np.float32).reshape(-1)
+        if v.shape[0] != self._dimensions:
+            raise ValueError(
+                f"vector has {v.shape[0]} dimensions, the index holds {self._dimensions}"
+            )
+        norm = float(np.linalg.norm(v))
+        if not math.isfinite(norm) or norm == 0.0:
+            raise ValueError("vector must be finite and non-zero")
+        # RediSearch reads FLOAT32 blobs in the server's byte order: little-endian on
+        # every platform Redis ships for.
+        return v.astype("<f4", copy=False).tobytes()
+
+    async def add(self, entry: SemanticEntry, vector: npt.ArrayLike) -> None:
+        blob = self._vector_bytes(vector)
+        # Relative TTL from our clock: immune to clock skew between us and Redis.
+        ttl_ms = int((entry.expires_at - self._clock()) * 1000)
+        if ttl_ms <= 0:
+            return
+        await self.ensure_index()
+        key = self.key_for(entry.entry_id)
+        mapping: dict[FieldT, EncodableT] = {
+            "entry_id": entry.entry_id,
+            "tenant": entry.tenant,
+            "model": entry.model,
+            "fingerprint": entry.fingerprint,
+            "policy_version": entry.policy_version,
+            "query_text": entry.query_text,
+            "completion": orjson.dumps(entry.completion),
+            "created_at": entry.created_at,
+            "expires_at": entry.expires_at,
+            _VECTOR_FIELD: blob,
+        }
+
+        async def write(client: Redis) -> None:
+            # MULTI/EXEC: no reader ever sees the entry without its TTL.
+            async with client.pipeline(transaction=True) as pipe:
+                pipe.hset(key, mapping=mapping)
+                pipe.pexpire(key, ttl_ms)
+                await pipe.execute()
+
+        await self._connection.run(write)
+
+    async def search(
+        self, fingerprint: str, vector: npt.ArrayLike, top_k: int
+    ) -> list[tuple[SemanticEntry, float]]:
+        """Raw cosine, best first; only unexpired entries of that fingerprint."""
+        if top_k <= 0:
+            return []
+        blob = self._vector_bytes(vector)
+        await self.ensure_index()
+        now = self._clock()
+        query = VectorQuery(
+            vector=blob,
+            vector_field_name=_VECTOR_FIELD,
+            return_fields=_RETURN_FIELDS,
+            filter_expression=(Tag("fingerprint") == fingerprint) & (Num("expires_at") > now),
+            dtype="float32",
+            num_results=top_k,
+        )
+        rows = await self._query(query)
+        if rows is None:
+            return []
+        hits: list[tuple[SemanticEntry, float]] = []
+        for row in rows:
+            hit = self._to_hit(row, now)
+            if hit is not None:
+                hits.append(hit)
+        hits.sort(key=lambda hit: -hit[1])
+        return hits
+
+    async def _query(self, query: VectorQuery | CountQuery) -> Any:
+        """Run a query; None when the index turned out to be missing (it is re-created,
+        empty, for the next call)."""
+        try:
+            return await self._connection.run(lambda _: self._index.query(query))
+        except RedisSearchError as exc:
+            if not _is_missing_index(exc):
+                raise
+        logger.warning("semantic index %s was missing (Redis restarted?); re-creating", self.name)
+        self._ready_generation = None
+        await self.ensure_index()
+        return None
+
+    def _to_hit(self, row: dict[str, Any], now: float) -> tuple[SemanticEntry, float] | None:
+        try:
+            # RediSearch returns numeric fields rounded to 12 significant digits
+            # (10 ms for Unix times): precise enough for expiry and display.
+            expires_at = float(row["expires_at"])
+            if expires_at <= now:
+                return None
+            entry = SemanticEntry(
+                entry_id=str(row["entry_id"]),
+                tenant=str(row["tenant"]),
+                model=str(row["model"]),
+                fingerprint=str(row["fingerprint"]),
+                query_text=str(row.get("query_text", "")),
+                completion=orjson.loads(row["completion"]),
+                created_at=float(row["created_at"]),
+                expires_at=expires_at,
+                policy_version=str(row.get("policy_version", "")),
+            )
+            # COSINE distance is 1 - cos; clamp float noise outside [-1, 1].
+            cosine = min(1.0, max(-1.0, 1.0 - float(row["vector_distance"])))
+        except (KeyError, TypeError, ValueError, orjson.JSONDecodeError) as exc:
+            self._bad_rows.warning(
+                "unreadable semantic entry %s skipped (%s)", row.get("id"), type(exc).__name__
+            )
+            return None
+        return entry, cosine
+
+    async def count(self) -> int:
+        """Unexpired entries held."""
+        await self.ensure_index()
+        total = await self._query(CountQuery(filter_expression=Num("expires_at") > self._clock()))
+        return 0 if total is None else int(total)
+
+    async def ping(self) -> bool:
+        return await self._connection.ping()
+
+    async def close(self) -> None:
+        """The connection is shared and closed by its owner (`RedisBackend.close`)."""

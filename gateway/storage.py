@@ -1,0 +1,61 @@
+"""Open the configured storage backend: embedded (SQLite + in-process vectors) or Redis
+(shared by replicas). Both give the same stores behind the same protocols."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from gateway.cache.embedded import SQLiteExactCache
+from gateway.cache.locks import InProcessLock, Lock
+from gateway.cache.protocols import ExactCache
+from gateway.cache.vector_index import EmbeddedVectorIndex, VectorIndex, index_name_for
+from gateway.settings import StorageSettings
+
+
+@dataclass(frozen=True, slots=True)
+class Storage:
+    backend: str
+    exact: ExactCache
+    vectors: VectorIndex
+    lock: Lock
+    describe: Callable[[], Awaitable[dict[str, Any]]]  # for /readyz
+    close: Callable[[], Awaitable[None]]
+
+
+async def open_storage(settings: StorageSettings, embedder_name: str, dimensions: int) -> Storage:
+    index_name = index_name_for(embedder_name, dimensions)
+    if settings.backend == "redis":
+        return await _open_redis(settings, index_name, dimensions)
+    exact = await SQLiteExactCache.open(settings.path)
+    vectors = await EmbeddedVectorIndex.open(settings.path, index_name)
+
+    async def describe() -> dict[str, Any]:
+        return {"backend": "embedded", "available": await exact.ping() and await vectors.ping()}
+
+    async def close() -> None:
+        await vectors.close()
+        await exact.close()
+
+    return Storage("embedded", exact, vectors, InProcessLock(), describe, close)
+
+
+async def _open_redis(settings: StorageSettings, index_name: str, dimensions: int) -> Storage:
+    from gateway.cache.redis_backend import RedisBackend
+
+    assert settings.redis_url is not None  # enforced by StorageSettings
+    backend = await RedisBackend.open(
+        settings.redis_url,
+        prefix=settings.redis_prefix,
+        index_name=index_name,
+        dimensions=dimensions,
+        operation_timeout_seconds=settings.redis_timeout_seconds,
+        connect_timeout_seconds=settings.redis_connect_timeout_seconds,
+    )
+
+    async def describe() -> dict[str, Any]:
+        await backend.ping()  # refreshes the circuit when Redis came back
+        return backend.state()
+
+    return Storage("redis", backend.exact, backend.semantic, backend.lock, describe, backend.close)

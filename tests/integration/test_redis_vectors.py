@@ -1,0 +1,191 @@
+"""RedisVectorIndex against a real server with RediSearch."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import numpy as np
+import pytest
+
+from gateway.cache.redis_backend import RedisBackend
+from gateway.cache.redis_connection import RedisConnection
+from gateway.cache.redis_vectors import RedisVectorIndex
+from gateway.cache.vector_index import SemanticEntry, index_name_for
+from gateway.devtools.redis_server import RedisServer
+
+DIMS = 4
+
+
+def _entry(
+    entry_id: str, fingerprint: str = "fp1", ttl: float = 60.0, **fields: str
+) -> SemanticEntry:
+    now = time.time()
+    return SemanticEntry(
+        entry_id=entry_id,
+        tenant=fields.get("tenant", "acme"),
+        model="m1",
+        fingerprint=fingerprint,
+        query_text=f"question {entry_id}",
+        completion={"choices": [{"message": {"content": f"answer {entry_id} é"}}]},
+        created_at=now,
+        expires_at=now + ttl,
+        policy_version=fields.get("policy_version", ""),
+    )
+
+
+def _vec(*values: float) -> np.ndarray:
+    return np.array(values, dtype=np.float32)
+
+
+async def _open(
+    connection: RedisConnection, prefix: str, name: str = "test-model", dims: int = DIMS
+) -> RedisVectorIndex:
+    return await RedisVectorIndex.open(connection, index_name_for(name, dims), dims, prefix=prefix)
+
+
+async def test_search_is_best_first_top_k_and_partitioned(
+    connection: RedisConnection, prefix: str
+) -> None:
+    index = await _open(connection, prefix)
+    await index.add(_entry("same", policy_version="v7"), _vec(1, 0, 0, 0))
+    await index.add(_entry("near"), _vec(1, 0.2, 0, 0))
+    await index.add(_entry("far"), _vec(0, 1, 0, 0))
+    # Identical vector, other fingerprint: must never come back for fp1.
+    await index.add(_entry("other-fp", fingerprint="fp2"), _vec(1, 0, 0, 0))
+
+    hits = await index.search("fp1", _vec(1, 0, 0, 0), top_k=2)
+    assert [entry.entry_id for entry, _ in hits] == ["same", "near"]
+    assert hits[0][1] == pytest.approx(1.0, abs=1e-5)
+    assert hits[1][1] == pytest.approx(1 / np.sqrt(1.04), abs=1e-5)
+    first = hits[0][0]
+    assert first.policy_version == "v7"
+    assert first.completion == {"choices": [{"message": {"content": "answer same é"}}]}
+    assert (first.tenant, first.model, first.fingerprint) == ("acme", "m1", "fp1")
+    assert first.query_text == "question same"
+
+    all_hits = await index.search("fp1", _vec(1, 0, 0, 0), top_k=10)
+    assert [entry.entry_id for entry, _ in all_hits] == ["same", "near", "far"]
+    assert all_hits[2][1] == pytest.approx(0.0, abs=1e-5)
+    assert [e.entry_id for e, _ in await index.search("fp2", _vec(1, 0, 0, 0), 5)] == ["other-fp"]
+    assert await index.search("nothing-here", _vec(1, 0, 0, 0), 5) == []
+    assert await index.search("fp1", _vec(1, 0, 0, 0), 0) == []
+    assert await index.count() == 4
+
+
+async def test_re_adding_an_id_replaces_it(connection: RedisConnection, prefix: str) -> None:
+    index = await _open(connection, prefix)
+    await index.add(_entry("a"), _vec(1, 0, 0, 0))
+    await index.add(_entry("a"), _vec(0, 1, 0, 0))
+    hits = await index.search("fp1", _vec(0, 1, 0, 0), 5)
+    assert [(e.entry_id, round(c, 4)) for e, c in hits] == [("a", 1.0)]
+
+
+async def test_wrong_dimensions_and_zero_vectors_are_rejected(
+    connection: RedisConnection, prefix: str
+) -> None:
+    index = await _open(connection, prefix)
+    with pytest.raises(ValueError, match="dimensions"):
+        await index.add(_entry("a"), _vec(1, 0, 0))
+    with pytest.raises(ValueError, match="dimensions"):
+        await index.search("fp1", _vec(1, 0, 0, 0, 0), 3)
+    with pytest.raises(ValueError, match="non-zero"):
+        await index.add(_entry("a"), _vec(0, 0, 0, 0))
+
+
+async def test_entries_expire(connection: RedisConnection, prefix: str) -> None:
+    index = await _open(connection, prefix)
+    await index.add(_entry("short", ttl=1.0), _vec(1, 0, 0, 0))
+    await index.add(_entry("long"), _vec(0.9, 0.1, 0, 0))
+    await index.add(_entry("already-expired", ttl=-1.0), _vec(1, 0, 0, 0))
+    ttl_ms = await connection.client.pttl(index.key_for("short"))
+    assert 0 < ttl_ms <= 1000
+    assert [e.entry_id for e, _ in await index.search("fp1", _vec(1, 0, 0, 0), 5)] == [
+        "short",
+        "long",
+    ]
+    await asyncio.sleep(1.1)
+    assert [e.entry_id for e, _ in await index.search("fp1", _vec(1, 0, 0, 0), 5)] == ["long"]
+    assert await index.count() == 1
+
+
+async def test_expired_by_our_clock_is_skipped_before_redis_evicts(
+    connection: RedisConnection, prefix: str
+) -> None:
+    """The query filters on expires_at too: an entry past it never comes back, even
+    while the key still lives (clock skew, lazy eviction)."""
+    offset = [0.0]
+    name = index_name_for("clock-model", DIMS)
+    index = await RedisVectorIndex.open(
+        connection, name, DIMS, prefix=prefix, clock=lambda: time.time() + offset[0]
+    )
+    await index.add(_entry("a", ttl=30.0), _vec(1, 0, 0, 0))
+    assert len(await index.search("fp1", _vec(1, 0, 0, 0), 5)) == 1
+    offset[0] = 60.0
+    assert await index.search("fp1", _vec(1, 0, 0, 0), 5) == []
+    assert await index.count() == 0
+
+
+async def test_index_per_embedder_and_dimensions(connection: RedisConnection, prefix: str) -> None:
+    a = await _open(connection, prefix, "model-a", 4)
+    b = await _open(connection, prefix, "model-b", 4)
+    a8 = await _open(connection, prefix, "model-a", 8)
+    assert len({a.name, b.name, a8.name}) == 3
+    assert a.name == f"{prefix}-semantic-model-a-4d"
+    assert a.key_prefix == f"{prefix}:semantic:model-a-4d"
+    await a.add(_entry("from-a"), _vec(1, 0, 0, 0))
+    await a8.add(_entry("from-a8"), np.ones(8, dtype=np.float32))
+    assert await b.search("fp1", _vec(1, 0, 0, 0), 5) == []
+    assert [e.entry_id for e, _ in await a.search("fp1", _vec(1, 0, 0, 0), 5)] == ["from-a"]
+    assert [e.entry_id for e, _ in await a8.search("fp1", np.ones(8), 5)] == ["from-a8"]
+    listed = {
+        name.decode() if isinstance(name, bytes) else name
+        for name in await connection.client.execute_command("FT._LIST")
+    }
+    assert {a.name, b.name, a8.name} <= listed
+
+
+async def test_opening_an_existing_index_keeps_its_entries(
+    connection: RedisConnection, prefix: str
+) -> None:
+    first = await _open(connection, prefix)
+    await first.add(_entry("kept"), _vec(1, 0, 0, 0))
+    second = await _open(connection, prefix)  # e.g. another replica, or a restart
+    await second.ensure_index()
+    assert await second.count() == 1
+    assert [e.entry_id for e, _ in await second.search("fp1", _vec(1, 0, 0, 0), 3)] == ["kept"]
+
+
+async def test_dropped_index_is_recreated(connection: RedisConnection, prefix: str) -> None:
+    index = await _open(connection, prefix)
+    await index.add(_entry("a"), _vec(1, 0, 0, 0))
+    await connection.client.execute_command("FT.DROPINDEX", index.name, "DD")
+    assert await index.search("fp1", _vec(1, 0, 0, 0), 3) == []  # recreated, empty
+    await index.add(_entry("b"), _vec(1, 0, 0, 0))
+    assert [e.entry_id for e, _ in await index.search("fp1", _vec(1, 0, 0, 0), 3)] == ["b"]
+
+
+async def test_backend_bundles_the_stores(redis_server: RedisServer, prefix: str) -> None:
+    name = index_name_for("bundle-model", DIMS)
+    backend = await RedisBackend.open(redis_server.url, prefix=prefix, index_name=name)
+    try:
+        assert backend.semantic.dimensions == DIMS
+        assert backend.semantic.name == f"{prefix}-semantic-{name}"
+        assert backend.key("memory", "acme", "u:1") == f"{prefix}:memory:acme:u%3A1"
+        assert backend.key("a:b", "c") != backend.key("a", "b:c")
+        other = await backend.vectors(index_name_for("other-model", 8))
+        assert other.dimensions == 8
+        token = await backend.lock.acquire("k", 5)
+        assert token is not None
+        assert await backend.lock.release("k", token)
+        assert await backend.ping()
+        assert backend.state() == {
+            "backend": "redis",
+            "available": True,
+            "failures_total": 0,
+            "last_error": None,
+        }
+    finally:
+        await backend.close()
+    with pytest.raises(ValueError, match="dimensions"):
+        await RedisBackend.open(redis_server.url, prefix=prefix, index_name="no-suffix")
