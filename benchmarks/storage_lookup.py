@@ -1,0 +1,521 @@
+"""Semantic lookup latency of the vector index alone (no HTTP): embedded vs Redis.
+
+    python benchmarks/storage_lookup.py --sizes 10000,100000 --queries 200 --output lookup.json
+
+Both indexes are loaded with the same random unit float32 vectors (numpy, seeded; 512
+dimensions by default), through the same `VectorIndex.add` the gateway uses, and then
+searched with `search(fingerprint, query, top_k=5)`, one query at a time, as the gateway
+does for each request. Two layouts:
+
+- `one`: every entry in a single fingerprint partition: the worst case (one tenant, one
+  model, no earlier turns, all prompts alike);
+- `spread`: the entries spread evenly over 100 fingerprints (entry i in partition i % 100).
+
+Two kinds of query, each timed: `random` (a random unit vector; nothing is near it: the
+miss path, most requests) and `near` (a stored vector of that partition plus noise, raw
+cosine ~0.95 to it: the hit path); for `near`, "found" is the fraction whose best result
+is that stored entry (the embedded index is exact; Redis searches an HNSW graph).
+
+Sizes are cumulative: the indexes are loaded up to the first size, measured, loaded on up
+to the next, measured again. Loads run `--batch` adds concurrently (asyncio.gather).
+
+Embedded: one `EmbeddedVectorIndex` per layout, in a temporary directory. Redis: a fresh
+Redis 8 with RediSearch on loopback (`gateway.devtools.redis_server`, stopped at the end),
+keys under a prefix of their own. Redis holds both layouts in ONE index: each entry's
+fingerprint tag names its partition in both layouts ("one,spread-17"; the tag field is
+comma-separated), and a query filters on one tag exactly as on a one-layout index. That
+builds the HNSW graph (~1 ms per insert on a small machine at 100k entries, the slow
+part of loading) once instead of twice; the graph spans every entry either way, as it
+does in the gateway, whose one index holds every fingerprint.
+
+Redis is searched through a connection with the gateway's default operation timeout
+(0.25 s, `storage.redis_timeout_seconds`); a search that times out opens the fail-open
+circuit, is counted under "errors" and would have been a cache miss in the gateway.
+Loading uses a connection of its own with a longer timeout (`--load-timeout`): a burst of
+adds queues behind the HNSW inserts, which is loading, not what is measured here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import platform
+import secrets
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import orjson
+
+from gateway.cache.redis_backend import RedisBackend
+from gateway.cache.redis_connection import StoreUnavailable
+from gateway.cache.vector_index import (
+    EmbeddedVectorIndex,
+    SemanticEntry,
+    VectorIndex,
+    index_name_for,
+)
+from gateway.devtools.redis_server import RedisServer, RedisServerUnavailable
+from gateway.settings import StorageSettings
+
+Matrix = npt.NDArray[np.float32]
+
+EMBEDDED, REDIS = "embedded", "redis"
+ONE, SPREAD = "one", "spread"
+LAYOUTS = (ONE, SPREAD)
+RANDOM, NEAR = "random", "near"
+SPREAD_PARTITIONS = 100
+TOP_K = 5
+# Raw cosine between a `near` query and the stored vector it was made from.
+NEAR_COSINE = 0.95
+WARMUP_QUERIES = 20
+TTL_SECONDS = 86_400.0
+REDIS_TIMEOUT_SECONDS: float = StorageSettings.model_fields["redis_timeout_seconds"].default
+REDIS_START_SECONDS = 20.0
+EMBEDDER = "storage-lookup-bench"
+# A small chat completion, about the size the gateway stores.
+COMPLETION: dict[str, Any] = {
+    "id": "chatcmpl-bench",
+    "object": "chat.completion",
+    "model": "bench-model",
+    "choices": [
+        {
+            "index": 0,
+            "message": {"role": "assistant", "content": "A short cached answer. " * 8},
+            "finish_reason": "stop",
+        }
+    ],
+    "usage": {"prompt_tokens": 12, "completion_tokens": 48, "total_tokens": 60},
+}
+
+
+def _say(message: str) -> None:
+    print(f"[lookup] {message}", file=sys.stderr, flush=True)
+
+
+def unit_rows(rng: np.random.Generator, rows: int, dimensions: int) -> Matrix:
+    matrix = rng.standard_normal((rows, dimensions), dtype=np.float32)
+    matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
+    return matrix
+
+
+def near_queries(
+    rng: np.random.Generator, vectors: Matrix, sources: npt.NDArray[np.int64]
+) -> Matrix:
+    """Each source vector plus orthogonal noise, at raw cosine NEAR_COSINE to it."""
+    base = vectors[sources]
+    noise = rng.standard_normal(base.shape, dtype=np.float32)
+    noise -= np.sum(noise * base, axis=1, keepdims=True) * base  # orthogonal to base
+    noise /= np.linalg.norm(noise, axis=1, keepdims=True)
+    sine = np.float32(np.sqrt(1.0 - NEAR_COSINE**2))
+    return (np.float32(NEAR_COSINE) * base + sine * noise).astype(np.float32)
+
+
+def entry_id(row: int) -> str:
+    return f"e{row:07d}"
+
+
+def spread_fingerprint(row: int) -> str:
+    return f"spread-{row % SPREAD_PARTITIONS:03d}"
+
+
+def make_entry(row: int, fingerprint: str, now: float) -> SemanticEntry:
+    return SemanticEntry(
+        entry_id=entry_id(row),
+        tenant="bench",
+        model="bench-model",
+        fingerprint=fingerprint,
+        query_text=f"benchmark question number {row}",
+        completion=COMPLETION,
+        created_at=now,
+        expires_at=now + TTL_SECONDS,
+    )
+
+
+# ------------------------------------------------------------------------ stores
+
+
+@dataclass(slots=True)
+class Store:
+    """One backend: how to add entry `row` (to every layout), and the index each layout
+    is searched in."""
+
+    backend: str
+    add: Callable[[int, Matrix], Awaitable[None]]
+    indexes: dict[str, VectorIndex]
+    close: Callable[[], Awaitable[None]]
+    errors: Callable[[], int] = lambda: 0  # failed operations so far (Redis: circuit)
+
+
+async def open_embedded(directory: Path, dimensions: int) -> Store:
+    name = index_name_for(EMBEDDER, dimensions)
+    indexes: dict[str, VectorIndex] = {
+        layout: await EmbeddedVectorIndex.open(directory / layout, name) for layout in LAYOUTS
+    }
+    now = time.time()
+
+    async def add(row: int, vectors: Matrix) -> None:
+        await indexes[ONE].add(make_entry(row, ONE, now), vectors[row])
+        await indexes[SPREAD].add(make_entry(row, spread_fingerprint(row), now), vectors[row])
+
+    async def close() -> None:
+        for index in indexes.values():
+            await index.close()
+
+    return Store(EMBEDDED, add, indexes, close)
+
+
+async def open_redis(url: str, dimensions: int, load_timeout: float) -> Store:
+    prefix = f"lookup-{secrets.token_hex(4)}"
+    name = index_name_for(EMBEDDER, dimensions)
+    loader = await RedisBackend.open(
+        url,
+        prefix=prefix,
+        index_name=name,
+        dimensions=dimensions,
+        operation_timeout_seconds=load_timeout,
+    )
+    searcher = await RedisBackend.open(
+        url,
+        prefix=prefix,
+        index_name=name,
+        dimensions=dimensions,
+        operation_timeout_seconds=REDIS_TIMEOUT_SECONDS,
+    )
+    now = time.time()
+
+    async def add(row: int, vectors: Matrix) -> None:
+        # Both layouts in one index: the tag field splits "one,spread-017" in two tags.
+        fingerprint = f"{ONE},{spread_fingerprint(row)}"
+        await loader.semantic.add(make_entry(row, fingerprint, now), vectors[row])
+
+    async def close() -> None:
+        await searcher.close()
+        await loader.close()
+
+    return Store(
+        REDIS,
+        add,
+        {ONE: searcher.semantic, SPREAD: searcher.semantic},
+        close,
+        errors=lambda: searcher.connection.failures_total,
+    )
+
+
+# ------------------------------------------------------------------- measurement
+
+
+@dataclass(slots=True)
+class Timings:
+    latencies_ms: list[float] = field(default_factory=list)
+    errors: int = 0
+    found: int = 0  # near queries whose best result is their source entry
+    first_error: str | None = None
+
+    def summary(self, with_found: bool) -> dict[str, Any]:
+        values = self.latencies_ms
+        p99 = (
+            statistics.quantiles(values, n=100, method="inclusive")[98]
+            if len(values) > 1
+            else (values[0] if values else None)
+        )
+        result: dict[str, Any] = {
+            "n": len(values),
+            "p50": round(statistics.median(values), 3) if values else None,
+            "p99": None if p99 is None else round(p99, 3),
+            "max": round(max(values), 3) if values else None,
+            "errors": self.errors,
+            "first_error": self.first_error,
+        }
+        if with_found:
+            answered = len(values)
+            result["found"] = round(self.found / answered, 4) if answered else None
+        return result
+
+
+async def timed_searches(
+    index: VectorIndex,
+    fingerprints: Sequence[str],
+    queries: Matrix,
+    expected: Sequence[str] | None,
+) -> Timings:
+    """One search at a time; a failed one (Redis: timeout, open circuit) is an error."""
+    timings = Timings()
+    for i, fingerprint in enumerate(fingerprints):
+        started = time.perf_counter()
+        try:
+            hits = await index.search(fingerprint, queries[i], TOP_K)
+        except StoreUnavailable as exc:
+            timings.errors += 1
+            timings.first_error = timings.first_error or f"{exc}: {exc.__cause__!r}"
+            continue
+        timings.latencies_ms.append((time.perf_counter() - started) * 1000)
+        if expected is not None and hits and hits[0][0].entry_id == expected[i]:
+            timings.found += 1
+    return timings
+
+
+def fingerprints_for(layout: str, rows: npt.NDArray[np.int64]) -> list[str]:
+    if layout == ONE:
+        return [ONE] * len(rows)
+    return [spread_fingerprint(int(row)) for row in rows]
+
+
+class LoadFailed(RuntimeError):
+    """An add failed while loading (Redis: a timeout opened the circuit)."""
+
+
+async def load(store: Store, vectors: Matrix, start: int, stop: int, batch: int) -> float:
+    started = time.perf_counter()
+    for first in range(start, stop, batch):
+        try:
+            await asyncio.gather(
+                *(store.add(row, vectors) for row in range(first, min(first + batch, stop)))
+            )
+        except StoreUnavailable as exc:
+            raise LoadFailed(
+                f"{store.backend}: an add failed at about entry {first} after "
+                f"{time.perf_counter() - started:.1f} s ({exc}: {exc.__cause__!r}); "
+                "a longer --load-timeout or a smaller --batch avoids it"
+            ) from exc
+    return time.perf_counter() - started
+
+
+async def measure_store(
+    store: Store,
+    vectors: Matrix,
+    sizes: Sequence[int],
+    queries: int,
+    batch: int,
+    seed: int,
+) -> list[dict[str, Any]]:
+    results: list[dict[str, Any]] = []
+    loaded, load_seconds = 0, 0.0
+    dimensions = vectors.shape[1]
+    for size in sizes:
+        _say(f"{store.backend}: loading entries {loaded}-{size}")
+        load_seconds += await load(store, vectors, loaded, size, batch)
+        loaded = size
+        _say(f"{store.backend}: {size} entries loaded ({load_seconds:.1f} s so far); searching")
+        count = await store.indexes[ONE].count()
+        if count != size:
+            raise RuntimeError(f"{store.backend}: the index holds {count} entries, not {size}")
+        # The same queries for every backend: a generator seeded by (seed, size).
+        rng = np.random.default_rng([seed, size])
+        random_queries = unit_rows(rng, queries, dimensions)
+        random_targets = rng.integers(0, size, queries)  # picks a spread partition
+        sources = rng.integers(0, size, queries)
+        near = near_queries(rng, vectors, sources)
+        expected = [entry_id(int(row)) for row in sources]
+        for layout in LAYOUTS:
+            index = store.indexes[layout]
+            warm = unit_rows(rng, WARMUP_QUERIES, dimensions)
+            await timed_searches(
+                index, fingerprints_for(layout, random_targets[:WARMUP_QUERIES]), warm, None
+            )
+            errors_before = store.errors()
+            random_timings = await timed_searches(
+                index, fingerprints_for(layout, random_targets), random_queries, None
+            )
+            near_timings = await timed_searches(
+                index, fingerprints_for(layout, sources), near, expected
+            )
+            results.append(
+                {
+                    "backend": store.backend,
+                    "layout": layout,
+                    "entries": size,
+                    "partition_entries": size if layout == ONE else size // SPREAD_PARTITIONS,
+                    "load_seconds": round(load_seconds, 2),
+                    RANDOM: random_timings.summary(with_found=False),
+                    NEAR: near_timings.summary(with_found=True),
+                    "store_failures": store.errors() - errors_before,
+                }
+            )
+            _say(
+                f"{store.backend} {layout} {size}: random p50 "
+                f"{results[-1][RANDOM]['p50']} ms, p99 {results[-1][RANDOM]['p99']} ms"
+            )
+    return results
+
+
+async def run(
+    sizes: Sequence[int],
+    queries: int,
+    dimensions: int,
+    batch: int,
+    seed: int,
+    backends: Sequence[str],
+    load_timeout: float,
+    workdir: Path,
+    redis_url: str | None,
+) -> list[dict[str, Any]]:
+    _say(f"{sizes[-1]} random unit vectors of {dimensions} dimensions (seed {seed})")
+    vectors = unit_rows(np.random.default_rng(seed), sizes[-1], dimensions)
+    results: list[dict[str, Any]] = []
+    for backend in backends:
+        if backend == EMBEDDED:
+            store = await open_embedded(workdir / "embedded", dimensions)
+        else:
+            assert redis_url is not None
+            store = await open_redis(redis_url, dimensions, load_timeout)
+        try:
+            results += await measure_store(store, vectors, sizes, queries, batch, seed)
+        finally:
+            await store.close()
+    return results
+
+
+# ------------------------------------------------------------------------ report
+
+
+def _fmt(value: Any, digits: int = 3) -> str:
+    if value is None:
+        return "n/a"
+    if isinstance(value, float):
+        return f"{value:.{digits}f}"
+    return str(value)
+
+
+def render_table(report: dict[str, Any]) -> str:
+    machine = report["machine"]
+    lines = [
+        "## semantic index lookup (no HTTP)",
+        "",
+        f"machine: {machine['cpu_count']} CPUs, Python {machine['python']}, {machine['platform']}",
+        f"{report['dimensions']}-dim random unit float32 vectors (seed {report['seed']}); "
+        f"search(fingerprint, query, top_k={report['top_k']}), one at a time, "
+        f"{report['queries']} queries per kind; Redis searched with a "
+        f"{report['redis_timeout_seconds']} s operation timeout",
+        "random: a random unit vector (miss path); near: a stored vector of the partition "
+        f"plus noise, cosine {NEAR_COSINE} (hit path); found: best result is that entry",
+        "",
+        "| backend  | layout | entries | per partition | load s | random p50 ms | "
+        "random p99 ms | near p50 ms | near p99 ms | near found | errors |",
+        "|----------|--------|--------:|--------------:|-------:|--------------:|"
+        "--------------:|------------:|------------:|-----------:|-------:|",
+    ]
+    for row in report["results"]:
+        rnd, near = row[RANDOM], row[NEAR]
+        errors = rnd["errors"] + near["errors"]
+        lines.append(
+            f"| {row['backend']:<8} | {row['layout']:<6} | {row['entries']:>7} "
+            f"| {row['partition_entries']:>13} | {row['load_seconds']:>6.1f} "
+            f"| {_fmt(rnd['p50']):>13} | {_fmt(rnd['p99']):>13} "
+            f"| {_fmt(near['p50']):>11} | {_fmt(near['p99']):>11} "
+            f"| {_fmt(near['found'], 3):>10} | {errors:>6} |"
+        )
+    lines += [
+        "",
+        "load s: cumulative time to load the index up to that size "
+        f"({report['batch']} concurrent adds); embedded loads each layout's index on its "
+        "own (the time covers both), Redis loads both layouts into one index.",
+    ]
+    if (machine["cpu_count"] or 0) < 4:
+        lines.append("note: Redis, the client and the embedded index share these few CPUs.")
+    return "\n".join(lines)
+
+
+def _sizes(text: str) -> list[int]:
+    try:
+        sizes = sorted({int(part) for part in text.split(",") if part.strip()})
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a list of integers: {text!r}") from None
+    if not sizes or sizes[0] < SPREAD_PARTITIONS:
+        raise argparse.ArgumentTypeError(f"sizes must be at least {SPREAD_PARTITIONS}")
+    return sizes
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument(
+        "--sizes", type=_sizes, default=[10_000, 100_000], help="entries, comma-separated"
+    )
+    parser.add_argument("--queries", type=int, default=200, help="timed queries per kind")
+    parser.add_argument("--dimensions", type=int, default=512)
+    parser.add_argument("--batch", type=int, default=200, help="concurrent adds while loading")
+    parser.add_argument("--seed", type=int, default=1234)
+    parser.add_argument(
+        "--backend", choices=(EMBEDDED, REDIS, "both"), default="both", help="default: both"
+    )
+    parser.add_argument(
+        "--load-timeout",
+        type=float,
+        default=10.0,
+        help="Redis operation timeout while loading, in seconds (searches use the "
+        f"gateway's default, {REDIS_TIMEOUT_SECONDS} s)",
+    )
+    parser.add_argument("--output", help="also write the results as JSON to this path")
+    args = parser.parse_args()
+    if args.queries < 1 or args.dimensions < 2 or args.batch < 1:
+        parser.error("--queries, --batch must be positive and --dimensions at least 2")
+    backends = (EMBEDDED, REDIS) if args.backend == "both" else (args.backend,)
+    started = time.monotonic()
+    redis: RedisServer | None = None
+    with tempfile.TemporaryDirectory(prefix="storage-lookup-") as tmp:
+        workdir = Path(tmp)
+        try:
+            if REDIS in backends:
+                _say("starting Redis (redis-server with the RediSearch module) on loopback")
+                redis = RedisServer(log_path=workdir / "redis.log").start(REDIS_START_SECONDS)
+            results = asyncio.run(
+                run(
+                    args.sizes,
+                    args.queries,
+                    args.dimensions,
+                    args.batch,
+                    args.seed,
+                    backends,
+                    args.load_timeout,
+                    workdir,
+                    redis.url if redis is not None else None,
+                )
+            )
+        except RedisServerUnavailable as exc:
+            print(f"storage_lookup: cannot start Redis: {exc}", file=sys.stderr)
+            return 1
+        except LoadFailed as exc:
+            print(f"storage_lookup: {exc}", file=sys.stderr)
+            return 1
+        except KeyboardInterrupt:
+            print("storage_lookup: interrupted", file=sys.stderr)
+            return 130
+        finally:
+            if redis is not None:
+                redis.stop()
+    report: dict[str, Any] = {
+        "machine": {
+            "cpu_count": os.cpu_count(),
+            "python": platform.python_version(),
+            "platform": platform.platform(),
+        },
+        "dimensions": args.dimensions,
+        "queries": args.queries,
+        "top_k": TOP_K,
+        "seed": args.seed,
+        "batch": args.batch,
+        "redis_timeout_seconds": REDIS_TIMEOUT_SECONDS,
+        "redis_load_timeout_seconds": args.load_timeout,
+        "seconds": round(time.monotonic() - started, 1),
+        "results": results,
+    }
+    print(render_table(report), flush=True)
+    if args.output:
+        Path(args.output).write_bytes(orjson.dumps(report, option=orjson.OPT_INDENT_2) + b"\n")
+        _say(f"results written to {args.output}")
+    failed = sum(r[RANDOM]["errors"] + r[NEAR]["errors"] for r in results)
+    if failed:
+        print(f"FAIL: {failed} searches failed (see errors)", file=sys.stderr)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
