@@ -67,6 +67,18 @@ class SQLiteDatabase:
             raise RuntimeError("database is not open")
         return self._connection
 
+    async def ping(self) -> bool:
+        """Whether the database answers; False once closed or broken."""
+
+        def _ping() -> bool:
+            self.connection.execute("SELECT 1").fetchone()
+            return True
+
+        try:
+            return await self.run(_ping)
+        except (sqlite3.Error, RuntimeError):
+            return False
+
     async def close(self) -> None:
         def _close() -> None:
             if self._connection is not None:
@@ -135,14 +147,7 @@ class SQLiteExactCache:
         return await self._db.run(_sweep)
 
     async def ping(self) -> bool:
-        def _ping() -> bool:
-            self._db.connection.execute("SELECT 1").fetchone()
-            return True
-
-        try:
-            return await self._db.run(_ping)
-        except (sqlite3.Error, RuntimeError):
-            return False
+        return await self._db.ping()
 
     async def close(self) -> None:
         await self._db.close()

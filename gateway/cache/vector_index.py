@@ -23,7 +23,6 @@ import hashlib
 import logging
 import math
 import re
-import sqlite3
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -400,14 +399,7 @@ class EmbeddedVectorIndex:
         return await self._db.run(self._sweep)
 
     async def ping(self) -> bool:
-        def _ping() -> bool:
-            self._db.connection.execute("SELECT 1").fetchone()
-            return True
-
-        try:
-            return await self._db.run(_ping)
-        except (sqlite3.Error, RuntimeError):
-            return False
+        return await self._db.ping()
 
     async def close(self) -> None:
         await self._db.close()
