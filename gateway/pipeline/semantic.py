@@ -86,6 +86,13 @@ async def judge_candidate(
         ):
             return CandidateDecision(False, Reason.REVIEW_REJECTED, review_verdict="rejected")
         return CandidateDecision(True, None)
+    # In the review band: a content word added or swapped in an otherwise near-identical
+    # text ("X 的释是什么意思" / "X 是什么意思", "the best websites" / "the best latest
+    # websites") is a different question more often than a paraphrase.
+    if policy.entity_check and policy.strict_band_terms:
+        changes = comparator.content_changes(query, candidate)
+        if changes:
+            return CandidateDecision(False, Reason.ENTITY_MISMATCH, mismatch_kinds=("term",))
     if reviewer is None or not policy.review.enabled:
         return CandidateDecision(False, Reason.REVIEW_UNAVAILABLE, review_verdict="unavailable")
     started = time.perf_counter()

@@ -44,6 +44,9 @@ class SemanticCachePolicy(_Strict):
     # Also vet candidates ABOVE the review band with the local pair model (~0.1 ms):
     # word-order and role swaps score as near-identical for every embedder.
     structure_guard: bool = True
+    # In the review band, refuse any added or substituted content word, not only the
+    # decisive ones the entity check always refuses.
+    strict_band_terms: bool = True
     review: ReviewPolicy = Field(default_factory=ReviewPolicy)
     embed_timeout_seconds: float = Field(default=1.0, gt=0, le=30)
 

@@ -26,7 +26,7 @@ from gateway.semantic.extract_en import EnglishExtractor
 from gateway.semantic.extract_zh import ChineseExtractor
 from gateway.semantic.persons import compare_persons
 from gateway.semantic.slots import TextSlots
-from gateway.semantic.terms import compare_terms
+from gateway.semantic.terms import compare_terms, term_changes
 from gateway.semantic.text import cap, joined
 from gateway.semantic.units import DIMENSION
 
@@ -64,6 +64,14 @@ class EntityComparator:
 
     def compare(self, query: str, candidate: str) -> EntityVerdict:
         return EntityVerdict(mismatches=compare_slots(self.slots(query), self.slots(candidate)))
+
+    def content_changes(self, query: str, candidate: str) -> tuple[str, ...]:
+        """Kinds of every content-word difference between two near-identical texts,
+        decisive or not ("add", "replace", "antonym"). `compare` rejects only on the
+        decisive ones; in the review band, where the embedder is less sure, any added or
+        substituted content word is reason enough to refuse."""
+        changes = term_changes(self.slots(query), self.slots(candidate))
+        return tuple(kind for kind, _, _ in changes)
 
     def slots(self, text: str) -> TextSlots:
         """What `text` says in each slot (memoised)."""

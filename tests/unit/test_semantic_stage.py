@@ -80,6 +80,9 @@ class StubComparator:
     def __init__(self) -> None:
         self.mismatch = False
 
+    def content_changes(self, query: str, candidate: str) -> tuple[str, ...]:
+        return ()
+
     def compare(self, query: str, candidate: str) -> EntityVerdict:
         if self.mismatch:
             return EntityVerdict(mismatches=(Mismatch("number", "3", "4"),))
