@@ -9,13 +9,17 @@ from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
 
-from gateway.api import chat, embeddings, health, models
+from gateway.api import chat, embeddings, health, memories, models
 from gateway.api.errors import install_error_handlers
 from gateway.api.request_id import RequestIdMiddleware
 from gateway.auth import KeyRegistry
 from gateway.components import ComponentsFactory, load_components
+from gateway.memory.limits import model_limits
+from gateway.memory.service import MemoryService
+from gateway.memory.tokens import Tokenizers
 from gateway.pipeline.classify import ClassifyStage
 from gateway.pipeline.exact import ExactCacheStage
+from gateway.pipeline.memory import MemoryStage
 from gateway.pipeline.runner import ChatPipeline
 from gateway.pipeline.semantic import SemanticCacheStage
 from gateway.policy.loader import PolicyStore
@@ -33,6 +37,16 @@ def _litellm_provider(config: GatewayConfig) -> Provider:
     from gateway.providers.litellm_provider import LiteLLMProvider
 
     return LiteLLMProvider.create(config)
+
+
+def _context_window_lookup(provider: Provider) -> Callable[[str], int | None]:
+    """litellm's bundled model map, when the provider is litellm's; tests' fake
+    providers know no windows (the policy default applies)."""
+    from gateway.providers.litellm_provider import LiteLLMProvider, litellm_context_window
+
+    if isinstance(provider, LiteLLMProvider):
+        return litellm_context_window
+    return lambda model: None
 
 
 def create_app(
@@ -56,6 +70,10 @@ def create_app(
             components.reviewer,
             components.guard,
         )
+        # Loads the tiktoken encodings offline now, so a broken install fails at start.
+        tokenizers = Tokenizers()
+        memory = MemoryService(storage.memories, storage.sessions, components.embedder)
+        limits = model_limits(config, _context_window_lookup(provider))
         app.state.services = Services(
             config=config,
             keys=KeyRegistry(config.auth),
@@ -67,7 +85,9 @@ def create_app(
                 ExactCacheStage(storage.exact),
                 semantic=semantic,
                 classify=ClassifyStage(components.classifier),
+                memory=MemoryStage(memory, tokenizers, limits),
             ),
+            memory=memory,
         )
         logger.info(
             "gateway ready: %d models, storage=%s, policies from %s, auth=%s",
@@ -91,7 +111,13 @@ def create_app(
         redoc_url=None,
     )
     install_error_handlers(app)
-    for router in (chat.router, models.router, embeddings.router, health.router):
+    for router in (
+        chat.router,
+        models.router,
+        embeddings.router,
+        memories.router,
+        health.router,
+    ):
         app.include_router(router)
     app.add_middleware(RequestIdMiddleware)
     return app

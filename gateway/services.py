@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gateway.auth import KeyRegistry
+from gateway.memory.service import MemoryService
 from gateway.pipeline.runner import ChatPipeline
 from gateway.policy.loader import PolicyStore
 from gateway.providers.protocol import Provider
@@ -20,3 +21,4 @@ class Services:
     provider: Provider
     storage: Storage
     pipeline: ChatPipeline
+    memory: MemoryService

@@ -11,6 +11,8 @@ from gateway.cache.embedded import SQLiteExactCache
 from gateway.cache.locks import InProcessLock, Lock
 from gateway.cache.protocols import ExactCache
 from gateway.cache.vector_index import EmbeddedVectorIndex, VectorIndex, index_name_for
+from gateway.memory.embedded_store import open_embedded_memory
+from gateway.memory.store import MemoryStore, SessionStore
 from gateway.settings import StorageSettings
 
 
@@ -20,6 +22,8 @@ class Storage:
     exact: ExactCache
     vectors: VectorIndex
     lock: Lock
+    memories: MemoryStore
+    sessions: SessionStore
     describe: Callable[[], Awaitable[dict[str, Any]]]  # for /readyz
     close: Callable[[], Awaitable[None]]
 
@@ -30,19 +34,23 @@ async def open_storage(settings: StorageSettings, embedder_name: str, dimensions
         return await _open_redis(settings, index_name, dimensions)
     exact = await SQLiteExactCache.open(settings.path)
     vectors = await EmbeddedVectorIndex.open(settings.path, index_name)
+    memories, sessions, memory_db = await open_embedded_memory(settings.path)
 
     async def describe() -> dict[str, Any]:
-        return {"backend": "embedded", "available": await exact.ping() and await vectors.ping()}
+        available = await exact.ping() and await vectors.ping() and await memory_db.ping()
+        return {"backend": "embedded", "available": available}
 
     async def close() -> None:
+        await memory_db.close()
         await vectors.close()
         await exact.close()
 
-    return Storage("embedded", exact, vectors, InProcessLock(), describe, close)
+    return Storage("embedded", exact, vectors, InProcessLock(), memories, sessions, describe, close)
 
 
 async def _open_redis(settings: StorageSettings, index_name: str, dimensions: int) -> Storage:
     from gateway.cache.redis_backend import RedisBackend
+    from gateway.memory.redis_store import RedisMemoryStore, RedisSessionStore
 
     assert settings.redis_url is not None  # enforced by StorageSettings
     backend = await RedisBackend.open(
@@ -58,4 +66,13 @@ async def _open_redis(settings: StorageSettings, index_name: str, dimensions: in
         await backend.ping()  # refreshes the circuit when Redis came back
         return backend.state()
 
-    return Storage("redis", backend.exact, backend.semantic, backend.lock, describe, backend.close)
+    return Storage(
+        "redis",
+        backend.exact,
+        backend.semantic,
+        backend.lock,
+        RedisMemoryStore(backend),
+        RedisSessionStore(backend),
+        describe,
+        backend.close,
+    )

@@ -13,6 +13,7 @@ from starlette.background import BackgroundTask
 from gateway.api.deps import authenticate, get_services, read_body, request_id
 from gateway.api.responses import SSE_DONE, json_response, sse_event, sse_from_list
 from gateway.api.schemas import ChatCompletionRequest, parse_body
+from gateway.api.scope import NAMESPACE_HEADER, SESSION_HEADER, memory_user, scope_header
 from gateway.completions import replay_chunks
 from gateway.errors import GatewayError, ModelNotFound
 from gateway.pipeline.context import CacheControl, ChatContext
@@ -35,6 +36,7 @@ def _cache_headers(ctx: ChatContext) -> dict[str, str]:
         headers["x-gateway-similarity"] = f"{ctx.similarity:.4f}"
     if ctx.layer in (Layer.EXACT, Layer.SEMANTIC):
         headers["x-gateway-tokens-saved"] = str(ctx.tokens_saved)
+    headers["x-gateway-memory-tokens"] = str(ctx.memory_tokens)
     return headers
 
 
@@ -53,6 +55,9 @@ async def chat_completions(request: Request) -> Response:
         body=body,
         policy=services.policies.resolve(principal.tenant, parsed.model),
         cache_control=CacheControl.parse(request.headers.get("cache-control")),
+        user=memory_user(request, body.get("user")),
+        session=scope_header(request, SESSION_HEADER),
+        namespace=scope_header(request, NAMESPACE_HEADER),
     )
     try:
         outcome = await services.pipeline.run(ctx)

@@ -36,6 +36,11 @@ class ChatContext:
     body: dict[str, Any]
     policy: Policy
     cache_control: CacheControl = field(default_factory=CacheControl)
+    # memory scope: `x-gateway-user` (else the body's `user`), `x-gateway-session`,
+    # `x-gateway-namespace`
+    user: str | None = None
+    session: str | None = None
+    namespace: str | None = None
     layer: Layer = Layer.MISS
     reason: Reason | None = None
     exact_key: str | None = None
@@ -48,6 +53,11 @@ class ChatContext:
     mismatch_kinds: tuple[str, ...] = ()
     classifier_rule: str | None = None
     stored: bool = False
+    # memory: tokens of the injected block (0: none), how many items, and why nothing
+    # was injected when memory was attempted (decision record only)
+    memory_tokens: int = 0
+    memory_items: int = 0
+    memory_note: str | None = None
     tokens_saved: int = 0
     started_at: float = field(default_factory=time.perf_counter)
     timings_ms: dict[str, float] = field(default_factory=dict)

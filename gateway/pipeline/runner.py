@@ -1,6 +1,6 @@
 """Runs a chat request through the stages and returns what to send back.
 
-    classify -> exact lookup -> semantic lookup -> (memory) -> forward -> store
+    classify -> exact lookup -> semantic lookup -> memory -> forward -> store
 
 A cache hit ends the run early. Stores happen only for cacheable requests whose answer
 finished normally, and for streams only once the last chunk has arrived: an aborted or
@@ -20,6 +20,7 @@ from gateway.errors import UpstreamError
 from gateway.pipeline.classify import ClassifyStage
 from gateway.pipeline.context import ChatContext
 from gateway.pipeline.exact import ExactCacheStage
+from gateway.pipeline.memory import MemoryStage
 from gateway.pipeline.reasons import Layer, Reason
 from gateway.pipeline.semantic import SemanticCacheStage
 from gateway.providers.protocol import Provider
@@ -59,11 +60,13 @@ class ChatPipeline:
         exact: ExactCacheStage,
         semantic: SemanticCacheStage | None = None,
         classify: ClassifyStage | None = None,
+        memory: MemoryStage | None = None,
     ) -> None:
         self._provider = provider
         self._exact = exact
         self._semantic = semantic
         self._classify = classify or ClassifyStage(None)
+        self._memory = memory
 
     async def run(self, ctx: ChatContext) -> Outcome:
         with ctx.timed("classify"):
@@ -72,6 +75,9 @@ class ChatPipeline:
             hit = await self._lookup(ctx)
             if hit is not None:
                 return hit
+        if self._memory is not None:
+            with ctx.timed("memory"):
+                await self._memory.run(ctx)
         if ctx.stream:
             return await self._forward_stream(ctx)
         with ctx.timed("forward"):
@@ -132,6 +138,9 @@ class ChatPipeline:
         return (
             ctx.cacheable
             and not ctx.cache_control.no_store
+            # An answer written with this user's memories in the prompt is about this
+            # user: it never goes into the shared cache.
+            and ctx.memory_tokens == 0
             and finished_normally(completion, ctx.policy.cacheable_finish_reasons)
         )
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -84,6 +85,68 @@ class ClassifierPolicy(_Strict):
         return self
 
 
+class MemoryRankingPolicy(_Strict):
+    """How retrieval scores a memory (see `gateway/memory/retrieval.py`)."""
+
+    dense_weight: float = Field(default=0.6, ge=0, le=1)
+    keyword_weight: float = Field(default=0.4, ge=0, le=1)
+    # Raw embedder cosines mapped to [0, 1]: what unrelated texts score, and full marks.
+    dense_floor: float = Field(default=0.2, ge=-1, lt=1)
+    dense_ceiling: float = Field(default=0.8, gt=-1, le=1)
+    recency_weight: float = Field(default=0.1, ge=0, le=1)
+    recency_half_life_days: float = Field(default=30.0, gt=0)
+    access_weight: float = Field(default=0.05, ge=0, le=1)
+    # Score multiplier for a fact outside its valid_from/valid_to window.
+    stale_factor: float = Field(default=0.6, ge=0, le=1)
+    min_score: float = Field(default=0.3, ge=0, le=1)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> MemoryRankingPolicy:
+        if self.dense_floor >= self.dense_ceiling:
+            raise ValueError("dense_floor must be below dense_ceiling")
+        if self.recency_weight + self.access_weight > 1:
+            raise ValueError("recency_weight + access_weight must not exceed 1")
+        if self.dense_weight + self.keyword_weight <= 0:
+            raise ValueError("dense_weight and keyword_weight cannot both be 0")
+        return self
+
+
+class SessionMemoryPolicy(_Strict):
+    """The per-session knowledge cache (`x-gateway-session`)."""
+
+    admit_min_score: float = Field(default=0.70, ge=0, le=1)
+    capacity: int = Field(default=30, ge=1, le=1000)
+    inject_top_n: int = Field(default=15, ge=1, le=200)
+    ttl_seconds: int = Field(default=3600, ge=1)
+
+
+class MemoryCapturePolicy(_Strict):
+    """Store facts and decisions the user states, after each turn (rule-based)."""
+
+    enabled: bool = False
+    source: str = Field(default="capture", min_length=1, max_length=64)
+
+
+class MemoryPolicy(_Strict):
+    enabled: bool = True
+    # The injected block never exceeds this, counted with the target model's tiktoken
+    # encoding, header and message overhead included.
+    max_memory_tokens: int = Field(default=512, ge=0, le=100_000)
+    retrieve_top_k: int = Field(default=10, ge=1, le=100)
+    ranking: MemoryRankingPolicy = Field(default_factory=MemoryRankingPolicy)
+    session: SessionMemoryPolicy = Field(default_factory=SessionMemoryPolicy)
+    # What to do with a memory that looks like a prompt injection or holds a secret:
+    # refuse the write (422) or store it quarantined (listed, never injected).
+    write_guard: Literal["reject", "quarantine"] = "reject"
+    # Room left for the answer when the request sets no max_tokens: memory never
+    # pushes prompt + answer past the model's context window.
+    reserve_output_tokens: int = Field(default=1024, ge=0)
+    # Used when neither the config's model_info nor litellm's model map knows the model.
+    default_context_window_tokens: int = Field(default=8192, ge=256)
+    embed_timeout_seconds: float = Field(default=1.0, gt=0, le=30)
+    capture: MemoryCapturePolicy = Field(default_factory=MemoryCapturePolicy)
+
+
 class Policy(_Strict):
     """Resolved policy for one request.
 
@@ -97,6 +160,7 @@ class Policy(_Strict):
     exact_cache: ExactCachePolicy = Field(default_factory=ExactCachePolicy)
     semantic_cache: SemanticCachePolicy = Field(default_factory=SemanticCachePolicy)
     classifier: ClassifierPolicy = Field(default_factory=ClassifierPolicy)
+    memory: MemoryPolicy = Field(default_factory=MemoryPolicy)
     # A response is stored only if every choice ended with one of these. `length`
     # (truncated) and `content_filter` never qualify.
     cacheable_finish_reasons: frozenset[str] = frozenset({"stop", "tool_calls"})

@@ -209,3 +209,15 @@ class LiteLLMProvider:
     async def close(self) -> None:
         # The router holds pooled HTTP clients; litellm has no public close for them.
         return None
+
+
+def litellm_context_window(model: str) -> int | None:
+    """Input tokens `model` accepts per litellm's bundled model map; None if unknown."""
+    import litellm
+
+    try:
+        info = litellm.get_model_info(model=model)
+    except Exception:  # unknown model: litellm raises a bare Exception
+        return None
+    window = info.get("max_input_tokens") or info.get("max_tokens")
+    return int(window) if window else None

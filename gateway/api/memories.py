@@ -1,0 +1,251 @@
+"""The memory API: `POST/GET /v1/memories`, `GET/DELETE /v1/memories/{id}`,
+`POST /v1/memories/search`.
+
+Scope: the tenant is the API key's, never the body's (an admin key names the tenant
+with `x-gateway-tenant`); the user comes from `x-gateway-user` or the body/query `user`.
+A non-admin key acts for one user per request and sees only that user's memories; one
+that is not theirs answers 404, exactly like one that does not exist.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import orjson
+from fastapi import APIRouter, Request, Response
+
+from gateway.api.deps import authenticate, get_services, read_body
+from gateway.api.memory_schemas import MemoryBatchIn, MemoryIn, MemorySearchIn
+from gateway.api.responses import json_response
+from gateway.api.schemas import parse_body
+from gateway.api.scope import NAMESPACE_HEADER, checked_identifier, memory_user, scope_header
+from gateway.auth import Principal
+from gateway.cache.redis_connection import StoreUnavailable
+from gateway.errors import Forbidden, GatewayError, InvalidRequest
+from gateway.memory.records import MemoryRecord, MemoryScope, parse_time
+from gateway.memory.service import MemoryRefused, MemoryService, NewMemory
+from gateway.policy.models import MemoryPolicy
+from gateway.services import Services
+
+router = APIRouter()
+
+TENANT_HEADER = "x-gateway-tenant"
+DEFAULT_PAGE_SIZE = 20
+MAX_PAGE_SIZE = 100
+
+
+class MemoryNotFound(GatewayError):
+    status_code = 404
+    error_type = "invalid_request_error"
+    code = "memory_not_found"
+
+
+class MemoryRejected(GatewayError):
+    status_code = 422
+    error_type = "invalid_request_error"
+    code = "memory_rejected"
+
+
+@asynccontextmanager
+async def _store_errors() -> AsyncIterator[None]:
+    try:
+        yield
+    except StoreUnavailable:
+        raise GatewayError(
+            "The memory store is unavailable; retry shortly.",
+            status_code=503,
+            code="store_unavailable",
+        ) from None
+
+
+def _tenant(request: Request, principal: Principal) -> str:
+    asked = request.headers.get(TENANT_HEADER) or request.query_params.get("tenant")
+    if principal.is_admin:
+        if not asked:
+            raise InvalidRequest(
+                f"Admin keys must name the tenant with '{TENANT_HEADER}'.",
+                param=TENANT_HEADER,
+                code="tenant_required",
+            )
+        return checked_identifier(asked, TENANT_HEADER)
+    if asked and asked != principal.tenant:
+        raise Forbidden("This API key cannot act for another tenant.")
+    return principal.tenant
+
+
+def _required_user(user: str | None) -> str:
+    if user is None:
+        raise InvalidRequest(
+            "Name the user with 'x-gateway-user' or the 'user' field.",
+            param="user",
+            code="user_required",
+        )
+    return user
+
+
+def _policy(services: Services, tenant: str) -> MemoryPolicy:
+    return services.policies.resolve(tenant, "").memory
+
+
+def _service(services: Services) -> MemoryService:
+    return services.memory
+
+
+@router.post("/v1/memories", status_code=201)
+async def create_memories(request: Request) -> Response:
+    services = get_services(request)
+    principal = authenticate(request, services)
+    tenant = _tenant(request, principal)
+    raw = await read_body(request, services.config.server.max_request_bytes)
+    batch = _parse_create(raw)
+    header_user = memory_user(request, None)
+    namespace = scope_header(request, NAMESPACE_HEADER)
+    users = {item.user or batch.user or header_user for item in batch.items}
+    if len(users) != 1:
+        raise InvalidRequest(
+            "All items of one request must belong to one user.", param="user", code="mixed_users"
+        )
+    user = _required_user(users.pop())
+    if header_user is not None and user != header_user:
+        raise InvalidRequest(
+            "'x-gateway-user' and the body's 'user' name different users.",
+            param="user",
+            code="conflicting_user",
+        )
+    namespaces = {item.namespace or batch.namespace or namespace for item in batch.items}
+    if len(namespaces) != 1:
+        raise InvalidRequest(
+            "All items of one request must share one namespace.", param="namespace"
+        )
+    scope = MemoryScope(tenant, checked_identifier(user, "user"), namespaces.pop())
+    items = [_new_memory(item) for item in batch.items]
+    try:
+        async with _store_errors():
+            records = await _service(services).add(scope, items, _policy(services, tenant))
+    except MemoryRefused as refused:
+        raise MemoryRejected(
+            f"items[{refused.index}].content refused: {refused.verdict.message} "
+            f"(reason: {refused.verdict.kind}, rule: {refused.verdict.rule}). Nothing was stored.",
+            param=f"items[{refused.index}].content",
+        ) from None
+    return json_response(
+        {"object": "list", "data": [record.to_api() for record in records]}, status=201
+    )
+
+
+def _parse_create(raw: bytes) -> MemoryBatchIn:
+    try:
+        value = orjson.loads(raw) if raw else None
+    except orjson.JSONDecodeError:
+        raise InvalidRequest("The request body is not valid JSON.", code="invalid_json") from None
+    if isinstance(value, dict) and "items" in value:
+        return parse_body(raw, MemoryBatchIn)[1]
+    return MemoryBatchIn(items=[parse_body(raw, MemoryIn)[1]])
+
+
+def _new_memory(item: MemoryIn) -> NewMemory:
+    return NewMemory(
+        content=item.content,
+        source=item.source,
+        tags=tuple(item.tags),
+        metadata=item.metadata,
+        created_at=parse_time(item.created_at) if item.created_at else None,
+        valid_from=parse_time(item.valid_from) if item.valid_from else None,
+        valid_to=parse_time(item.valid_to) if item.valid_to else None,
+    )
+
+
+def _int_param(request: Request, name: str, default: int, low: int, high: int) -> int:
+    raw = request.query_params.get(name)
+    if raw is None:
+        return default
+    if not raw.isdigit() or not low <= int(raw) <= high:
+        raise InvalidRequest(f"'{name}' must be an integer from {low} to {high}.", param=name)
+    return int(raw)
+
+
+@router.get("/v1/memories")
+async def list_memories(request: Request) -> Response:
+    services = get_services(request)
+    principal = authenticate(request, services)
+    tenant = _tenant(request, principal)
+    user = memory_user(request, request.query_params.get("user"))
+    if not principal.is_admin:
+        user = _required_user(user)
+    namespace = request.query_params.get("namespace") or scope_header(request, NAMESPACE_HEADER)
+    tag = request.query_params.get("tag")
+    limit = _int_param(request, "limit", DEFAULT_PAGE_SIZE, 1, MAX_PAGE_SIZE)
+    offset = _int_param(request, "offset", 0, 0, 10**9)
+    async with _store_errors():
+        page = await _service(services).store.list_page(tenant, user, namespace, tag, limit, offset)
+    body: dict[str, Any] = {
+        "object": "list",
+        "data": [record.to_api() for record in page.records],
+        "has_more": page.has_more,
+    }
+    if page.has_more:
+        body["next_offset"] = offset + len(page.records)
+    return json_response(body)
+
+
+async def _owned(request: Request, services: Services, memory_id: str) -> MemoryRecord:
+    principal = authenticate(request, services)
+    tenant = _tenant(request, principal)
+    user = memory_user(request, request.query_params.get("user"))
+    if not principal.is_admin:
+        user = _required_user(user)
+    async with _store_errors():
+        record = await _service(services).store.get(tenant, memory_id)
+    if record is None or (user is not None and record.user != user):
+        raise MemoryNotFound(f"No memory '{memory_id}'.", param="id")
+    return record
+
+
+@router.get("/v1/memories/{memory_id}")
+async def get_memory(request: Request, memory_id: str) -> Response:
+    services = get_services(request)
+    record = await _owned(request, services, memory_id)
+    return json_response(record.to_api())
+
+
+@router.delete("/v1/memories/{memory_id}")
+async def delete_memory(request: Request, memory_id: str) -> Response:
+    services = get_services(request)
+    record = await _owned(request, services, memory_id)
+    async with _store_errors():
+        deleted = await _service(services).store.delete(record.tenant, record.id)
+    if not deleted:  # deleted concurrently
+        raise MemoryNotFound(f"No memory '{memory_id}'.", param="id")
+    return json_response({"id": record.id, "object": "memory.deleted", "deleted": True})
+
+
+@router.post("/v1/memories/search")
+async def search_memories(request: Request) -> Response:
+    services = get_services(request)
+    principal = authenticate(request, services)
+    tenant = _tenant(request, principal)
+    raw = await read_body(request, services.config.server.max_request_bytes)
+    parsed = parse_body(raw, MemorySearchIn)[1]
+    user = _required_user(memory_user(request, parsed.user))
+    namespace = parsed.namespace or scope_header(request, NAMESPACE_HEADER)
+    scope = MemoryScope(tenant, user, namespace)
+    async with _store_errors():
+        results = await _service(services).search(
+            scope, parsed.query, parsed.top_k, _policy(services, tenant)
+        )
+    return json_response(
+        {
+            "object": "list",
+            "data": [
+                {
+                    **scored.record.to_api(),
+                    "score": scored.score,
+                    "dense_score": round(scored.dense, 4),
+                    "keyword_score": round(scored.keyword, 4),
+                }
+                for scored in results
+            ],
+        }
+    )

@@ -1,0 +1,45 @@
+"""Who a request's memories belong to: user, session and namespace from headers (or
+the body's `user`), validated the same way for chat and the memory API."""
+
+from __future__ import annotations
+
+import re
+
+from fastapi import Request
+
+from gateway.errors import InvalidRequest
+
+USER_HEADER = "x-gateway-user"
+SESSION_HEADER = "x-gateway-session"
+NAMESPACE_HEADER = "x-gateway-namespace"
+# Printable, no control characters; long enough for emails and UUIDs.
+_IDENTIFIER = re.compile(r"[^\x00-\x1f\x7f]{1,256}")
+
+
+def checked_identifier(value: str, name: str) -> str:
+    if not _IDENTIFIER.fullmatch(value) or not value.strip():
+        raise InvalidRequest(
+            f"'{name}' must be 1-256 printable characters.", param=name, code="invalid_scope"
+        )
+    return value
+
+
+def scope_header(request: Request, header: str) -> str | None:
+    value = request.headers.get(header)
+    return None if value is None else checked_identifier(value, header)
+
+
+def memory_user(request: Request, body_user: object) -> str | None:
+    """`x-gateway-user`, else the body's `user` (a string), else None. Both given and
+    different is refused: the gateway will not guess whose memories to use."""
+    header = scope_header(request, USER_HEADER)
+    body = body_user if isinstance(body_user, str) and body_user else None
+    if body is not None:
+        checked_identifier(body, "user")
+    if header is not None and body is not None and header != body:
+        raise InvalidRequest(
+            f"'{USER_HEADER}' and the body's 'user' name different users.",
+            param="user",
+            code="conflicting_user",
+        )
+    return header or body

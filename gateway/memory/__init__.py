@@ -1,0 +1,1 @@
+"""Memory injection: token budgets and the memories added to chat requests."""

@@ -1,0 +1,287 @@
+"""Embedded memory and session stores: one SQLite file (WAL), `memory.sqlite3`, in the
+data directory. Like the caches, all SQLite work runs on the database's one thread."""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import orjson
+
+from gateway.cache.embedded import SQLiteDatabase
+from gateway.memory.records import MemoryRecord, MemoryScope, Vector
+from gateway.memory.store import MemoryPage, SessionItem
+
+# Little-endian on disk whatever the host.
+_DISK_DTYPE = np.dtype("<f4")
+
+MEMORY_SCHEMA = """
+CREATE TABLE IF NOT EXISTS memories (
+    id TEXT PRIMARY KEY,
+    tenant TEXT NOT NULL,
+    user TEXT NOT NULL,
+    namespace TEXT NOT NULL,
+    created_at REAL NOT NULL,
+    record BLOB NOT NULL,
+    vector BLOB
+);
+CREATE INDEX IF NOT EXISTS memories_scope ON memories (tenant, user, namespace, created_at);
+CREATE INDEX IF NOT EXISTS memories_tenant ON memories (tenant, created_at);
+CREATE TABLE IF NOT EXISTS sessions (
+    tenant TEXT NOT NULL,
+    user TEXT NOT NULL,
+    session TEXT NOT NULL,
+    items BLOB NOT NULL,
+    expires_at REAL NOT NULL,
+    PRIMARY KEY (tenant, user, session)
+);
+CREATE INDEX IF NOT EXISTS sessions_expires ON sessions (expires_at);
+"""
+
+
+def vector_to_bytes(vector: Vector | None) -> bytes | None:
+    return None if vector is None else np.asarray(vector, dtype=_DISK_DTYPE).tobytes()
+
+
+def vector_from_bytes(raw: bytes | None) -> Vector | None:
+    if not raw:
+        return None
+    return np.frombuffer(raw, dtype=_DISK_DTYPE).astype(np.float32)
+
+
+@contextmanager
+def _transaction(connection: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """All or nothing. The connection is in autocommit mode (`isolation_level=None`),
+    where `with connection:` would not open a transaction, so BEGIN explicitly."""
+    connection.execute("BEGIN")
+    try:
+        yield connection
+    except BaseException:
+        connection.execute("ROLLBACK")
+        raise
+    connection.execute("COMMIT")
+
+
+def _record(row: tuple[bytes, bytes | None]) -> MemoryRecord:
+    return MemoryRecord.from_storage(orjson.loads(row[0]), vector_from_bytes(row[1]))
+
+
+class SQLiteMemoryStore:
+    def __init__(self, database: SQLiteDatabase) -> None:
+        self._db = database
+
+    @classmethod
+    async def open(cls, database: SQLiteDatabase) -> SQLiteMemoryStore:
+        return cls(database)
+
+    async def add(self, records: Sequence[MemoryRecord]) -> None:
+        rows = [
+            (
+                record.id,
+                record.tenant,
+                record.user,
+                record.namespace,
+                record.created_at,
+                orjson.dumps(record.to_storage()),
+                vector_to_bytes(record.vector),
+            )
+            for record in records
+        ]
+
+        def _add() -> None:
+            with _transaction(self._db.connection) as connection:
+                connection.executemany(
+                    "INSERT INTO memories "
+                    "(id, tenant, user, namespace, created_at, record, vector) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    rows,
+                )
+
+        await self._db.run(_add)
+
+    async def get(self, tenant: str, memory_id: str) -> MemoryRecord | None:
+        def _get() -> tuple[bytes, bytes | None] | None:
+            row = self._db.connection.execute(
+                "SELECT record, vector FROM memories WHERE tenant = ? AND id = ?",
+                (tenant, memory_id),
+            ).fetchone()
+            return None if row is None else (row[0], row[1])
+
+        row = await self._db.run(_get)
+        return None if row is None else _record(row)
+
+    async def delete(self, tenant: str, memory_id: str) -> bool:
+        def _delete() -> bool:
+            cursor = self._db.connection.execute(
+                "DELETE FROM memories WHERE tenant = ? AND id = ?", (tenant, memory_id)
+            )
+            return cursor.rowcount > 0
+
+        return await self._db.run(_delete)
+
+    async def list_page(
+        self,
+        tenant: str,
+        user: str | None,
+        namespace: str | None,
+        tag: str | None,
+        limit: int,
+        offset: int,
+    ) -> MemoryPage:
+        where = ["tenant = ?"]
+        params: list[Any] = [tenant]
+        if user is not None:
+            where.append("user = ?")
+            params.append(user)
+        if namespace is not None:
+            where.append("namespace = ?")
+            params.append(namespace)
+        sql = f"SELECT record, vector FROM memories WHERE {' AND '.join(where)} "  # noqa: S608 (fixed fragments)
+        sql += "ORDER BY created_at DESC, id"
+
+        def _list() -> MemoryPage:
+            matched: list[MemoryRecord] = []
+            skipped = 0
+            for row in self._db.connection.execute(sql, params):
+                record = _record((row[0], None))
+                if tag is not None and tag not in record.tags:
+                    continue
+                if skipped < offset:
+                    skipped += 1
+                    continue
+                if len(matched) == limit:
+                    return MemoryPage(matched, has_more=True)
+                matched.append(record)
+            return MemoryPage(matched, has_more=False)
+
+        return await self._db.run(_list)
+
+    async def in_scope(self, scope: MemoryScope) -> list[MemoryRecord]:
+        sql = "SELECT record, vector FROM memories WHERE tenant = ? AND user = ?"
+        params: list[Any] = [scope.tenant, scope.user]
+        if scope.namespace is not None:
+            sql += " AND namespace = ?"
+            params.append(scope.namespace)
+
+        def _scope() -> list[MemoryRecord]:
+            return [_record((row[0], row[1])) for row in self._db.connection.execute(sql, params)]
+
+        return await self._db.run(_scope)
+
+    async def touch(self, tenant: str, memory_ids: Sequence[str], at: float) -> None:
+        ids = list(memory_ids)
+        if not ids:
+            return
+
+        def _touch() -> None:
+            with _transaction(self._db.connection) as connection:
+                for memory_id in ids:
+                    row = connection.execute(
+                        "SELECT record FROM memories WHERE tenant = ? AND id = ?",
+                        (tenant, memory_id),
+                    ).fetchone()
+                    if row is None:  # deleted meanwhile
+                        continue
+                    value = orjson.loads(row[0])
+                    value["access_count"] = int(value.get("access_count") or 0) + 1
+                    value["last_access_at"] = at
+                    connection.execute(
+                        "UPDATE memories SET record = ? WHERE tenant = ? AND id = ?",
+                        (orjson.dumps(value), tenant, memory_id),
+                    )
+
+        await self._db.run(_touch)
+
+    async def ping(self) -> bool:
+        return await self._db.ping()
+
+    async def close(self) -> None:
+        """The database is shared with the session store and closed by its owner."""
+
+
+class SQLiteSessionStore:
+    def __init__(self, database: SQLiteDatabase, clock: Callable[[], float] = time.time) -> None:
+        self._db = database
+        self._clock = clock
+
+    async def load(self, tenant: str, user: str, session: str) -> list[SessionItem]:
+        now = self._clock()
+
+        def _load() -> bytes | None:
+            row = self._db.connection.execute(
+                "SELECT items FROM sessions WHERE tenant = ? AND user = ? AND session = ? "
+                "AND expires_at > ?",
+                (tenant, user, session, now),
+            ).fetchone()
+            return None if row is None else bytes(row[0])
+
+        raw = await self._db.run(_load)
+        return [] if raw is None else session_items_from_json(raw)
+
+    async def save(
+        self, tenant: str, user: str, session: str, items: Sequence[SessionItem], ttl_seconds: int
+    ) -> None:
+        payload = session_items_to_json(items)
+        now = self._clock()
+
+        def _save() -> None:
+            with _transaction(self._db.connection) as connection:
+                connection.execute(
+                    "INSERT OR REPLACE INTO sessions (tenant, user, session, items, expires_at) "
+                    "VALUES (?, ?, ?, ?, ?)",
+                    (tenant, user, session, payload, now + ttl_seconds),
+                )
+                # Sweep a few expired sessions on each write: bounded work, no timer.
+                connection.execute(
+                    "DELETE FROM sessions WHERE rowid IN "
+                    "(SELECT rowid FROM sessions WHERE expires_at <= ? LIMIT 16)",
+                    (now,),
+                )
+
+        await self._db.run(_save)
+
+    async def close(self) -> None:
+        """See `SQLiteMemoryStore.close`."""
+
+
+def session_items_to_json(items: Sequence[SessionItem]) -> bytes:
+    return orjson.dumps(
+        [
+            {
+                "key": item.key,
+                "content": item.content,
+                "score": item.score,
+                "memory_id": item.memory_id,
+                "created_at": item.created_at,
+                "admitted_at": item.admitted_at,
+            }
+            for item in items
+        ]
+    )
+
+
+def session_items_from_json(raw: bytes | str) -> list[SessionItem]:
+    return [
+        SessionItem(
+            key=str(value["key"]),
+            content=str(value["content"]),
+            score=float(value["score"]),
+            memory_id=str(value["memory_id"]),
+            created_at=float(value["created_at"]),
+            admitted_at=float(value["admitted_at"]),
+        )
+        for value in orjson.loads(raw)
+    ]
+
+
+async def open_embedded_memory(
+    data_dir: Path,
+) -> tuple[SQLiteMemoryStore, SQLiteSessionStore, SQLiteDatabase]:
+    database = SQLiteDatabase(data_dir / "memory.sqlite3")
+    await database.open(MEMORY_SCHEMA)
+    return SQLiteMemoryStore(database), SQLiteSessionStore(database), database

@@ -1,0 +1,212 @@
+"""Memory and session stores in Redis, shared by every replica.
+
+Keys (under the backend's prefix, parts escaped by `RedisBackend.key`):
+- `memory:<tenant>:<id>`: a hash; `record` (JSON), `vector` (float32 bytes) and the two
+  access counters, kept as their own fields so that concurrent touches add up
+  (HINCRBY) instead of overwriting each other;
+- `memory-user:<tenant>:<user>`: the set of the user's ids (the retrieval scope);
+- `memory-tenant:<tenant>`: a sorted set of the tenant's ids by creation time (listing).
+- `session:<tenant>:<user>:<session>`: the session's knowledge items (JSON), expired
+  by Redis with the session TTL.
+
+Retrieval loads one user's scope and ranks it in the gateway (see `retrieval.py`), so
+the search is scoped before it starts and needs no index; a user's memories number in
+the hundreds or thousands, which one pipelined round trip fetches.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import orjson
+from redis.asyncio import Redis
+from redis.typing import EncodableT, FieldT
+
+from gateway.cache.redis_backend import RedisBackend
+from gateway.memory.embedded_store import (
+    session_items_from_json,
+    session_items_to_json,
+    vector_from_bytes,
+    vector_to_bytes,
+)
+from gateway.memory.records import MemoryRecord, MemoryScope
+from gateway.memory.store import MemoryPage, SessionItem
+
+# Count an access only if the memory still exists (a deleted one must not come back as
+# an empty hash).
+_TOUCH = """
+if redis.call('EXISTS', KEYS[1]) == 1 then
+  redis.call('HINCRBY', KEYS[1], 'access_count', 1)
+  redis.call('HSET', KEYS[1], 'last_access_at', ARGV[1])
+end
+return 0
+"""
+
+
+class RedisMemoryStore:
+    def __init__(self, backend: RedisBackend) -> None:
+        self._backend = backend
+        self._connection = backend.connection
+
+    def _item_key(self, tenant: str, memory_id: str) -> str:
+        return self._backend.key("memory", tenant, memory_id)
+
+    def _user_key(self, tenant: str, user: str) -> str:
+        return self._backend.key("memory-user", tenant, user)
+
+    def _tenant_key(self, tenant: str) -> str:
+        return self._backend.key("memory-tenant", tenant)
+
+    async def add(self, records: Sequence[MemoryRecord]) -> None:
+        async def _add(client: Redis) -> None:
+            async with client.pipeline(transaction=True) as pipe:
+                for record in records:
+                    fields: dict[FieldT, EncodableT] = {
+                        "record": orjson.dumps(record.to_storage()),
+                        "access_count": record.access_count,
+                    }
+                    vector = vector_to_bytes(record.vector)
+                    if vector is not None:
+                        fields["vector"] = vector
+                    if record.last_access_at is not None:
+                        fields["last_access_at"] = repr(record.last_access_at)
+                    pipe.hset(self._item_key(record.tenant, record.id), mapping=fields)
+                    pipe.sadd(self._user_key(record.tenant, record.user), record.id)
+                    pipe.zadd(self._tenant_key(record.tenant), {record.id: record.created_at})
+                await pipe.execute()
+
+        await self._connection.run(_add)
+
+    async def _fetch(self, tenant: str, ids: Sequence[str]) -> list[MemoryRecord | None]:
+        if not ids:
+            return []
+
+        async def _get(client: Redis) -> list[Any]:
+            async with client.pipeline(transaction=False) as pipe:
+                for memory_id in ids:
+                    pipe.hmget(
+                        self._item_key(tenant, memory_id),
+                        ["record", "vector", "access_count", "last_access_at"],
+                    )
+                return list(await pipe.execute())
+
+        rows = await self._connection.run(_get)
+        return [_record(row) for row in rows]
+
+    async def get(self, tenant: str, memory_id: str) -> MemoryRecord | None:
+        (record,) = await self._fetch(tenant, [memory_id])
+        return record
+
+    async def delete(self, tenant: str, memory_id: str) -> bool:
+        record = await self.get(tenant, memory_id)
+        if record is None:
+            return False
+
+        async def _delete(client: Redis) -> int:
+            async with client.pipeline(transaction=True) as pipe:
+                pipe.delete(self._item_key(tenant, memory_id))
+                pipe.srem(self._user_key(tenant, record.user), memory_id)
+                pipe.zrem(self._tenant_key(tenant), memory_id)
+                deleted, _, _ = await pipe.execute()
+            return int(deleted)
+
+        return await self._connection.run(_delete) > 0
+
+    async def list_page(
+        self,
+        tenant: str,
+        user: str | None,
+        namespace: str | None,
+        tag: str | None,
+        limit: int,
+        offset: int,
+    ) -> MemoryPage:
+        if user is not None:
+            records = await self.in_scope(MemoryScope(tenant, user, namespace))
+        else:
+            key = self._tenant_key(tenant)
+            raw_ids = await self._connection.run(lambda client: client.zrange(key, 0, -1))
+            ids = [_text(raw) for raw in raw_ids]
+            records = [record for record in await self._fetch(tenant, ids) if record is not None]
+            if namespace is not None:
+                records = [record for record in records if record.namespace == namespace]
+        if tag is not None:
+            records = [record for record in records if tag in record.tags]
+        records.sort(key=lambda record: (-record.created_at, record.id))
+        page = records[offset : offset + limit]
+        return MemoryPage(page, has_more=len(records) > offset + limit)
+
+    async def in_scope(self, scope: MemoryScope) -> list[MemoryRecord]:
+        key = self._user_key(scope.tenant, scope.user)
+        raw_ids = await self._connection.run(lambda client: client.smembers(key))
+        ids = sorted(_text(raw) for raw in raw_ids)
+        records = [
+            record
+            for record in await self._fetch(scope.tenant, ids)
+            if record is not None and record.user == scope.user
+        ]
+        if scope.namespace is not None:
+            records = [record for record in records if record.namespace == scope.namespace]
+        return records
+
+    async def touch(self, tenant: str, memory_ids: Sequence[str], at: float) -> None:
+        ids = list(memory_ids)
+        if not ids:
+            return
+
+        async def _touch(client: Redis) -> None:
+            script = client.register_script(_TOUCH)
+            async with client.pipeline(transaction=False) as pipe:
+                for memory_id in ids:
+                    await script(
+                        keys=[self._item_key(tenant, memory_id)], args=[repr(at)], client=pipe
+                    )
+                await pipe.execute()
+
+        await self._connection.run(_touch)
+
+    async def ping(self) -> bool:
+        return await self._connection.ping()
+
+    async def close(self) -> None:
+        """The connection is shared and closed by its owner (`RedisBackend.close`)."""
+
+
+class RedisSessionStore:
+    def __init__(self, backend: RedisBackend) -> None:
+        self._backend = backend
+        self._connection = backend.connection
+
+    def _key(self, tenant: str, user: str, session: str) -> str:
+        return self._backend.key("session", tenant, user, session)
+
+    async def load(self, tenant: str, user: str, session: str) -> list[SessionItem]:
+        key = self._key(tenant, user, session)
+        raw = await self._connection.run(lambda client: client.get(key))
+        return [] if raw is None else session_items_from_json(raw)
+
+    async def save(
+        self, tenant: str, user: str, session: str, items: Sequence[SessionItem], ttl_seconds: int
+    ) -> None:
+        key = self._key(tenant, user, session)
+        payload = session_items_to_json(items)
+        ttl_ms = int(ttl_seconds * 1000)
+        await self._connection.run(lambda client: client.set(key, payload, px=ttl_ms))
+
+    async def close(self) -> None:
+        """See `RedisMemoryStore.close`."""
+
+
+def _record(row: list[Any]) -> MemoryRecord | None:
+    raw_record, raw_vector, access_count, last_access_at = row
+    if raw_record is None:
+        return None
+    value = orjson.loads(raw_record)
+    value["access_count"] = int(access_count or 0)
+    value["last_access_at"] = float(last_access_at) if last_access_at else None
+    return MemoryRecord.from_storage(value, vector_from_bytes(raw_vector))
+
+
+def _text(raw: Any) -> str:
+    return raw.decode() if isinstance(raw, bytes) else str(raw)

@@ -1,0 +1,198 @@
+"""Memory operations shared by the HTTP API and the chat pipeline: write (with the write
+guard and embedding), search (scoped, ranked, deduplicated) and the per-turn session
+merge. Holds no per-request state."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from gateway.embed.protocol import Embedder
+from gateway.memory.guard import GuardVerdict, inspect_memory_content
+from gateway.memory.records import MemoryRecord, MemoryScope, Vector, new_memory_id
+from gateway.memory.retrieval import MemoryRanker, RankingSettings, RankMode, ScoredMemory
+from gateway.memory.session import SessionCacheSettings, SessionTurn, merge_turn
+from gateway.memory.store import MemoryStore, SessionStore
+from gateway.memory.text import dedup_key
+from gateway.policy.models import MemoryPolicy
+from gateway.telemetry.throttled_log import ThrottledLogger
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class NewMemory:
+    """A memory as a client asks to store it (already validated)."""
+
+    content: str
+    source: str = ""
+    tags: tuple[str, ...] = ()
+    metadata: dict[str, Any] = field(default_factory=dict)
+    created_at: float | None = None  # None: now
+    valid_from: float | None = None
+    valid_to: float | None = None
+
+
+class MemoryRefused(Exception):
+    """A memory failed the write guard and the policy says reject."""
+
+    def __init__(self, index: int, verdict: GuardVerdict) -> None:
+        super().__init__(verdict.message)
+        self.index = index
+        self.verdict = verdict
+
+
+def ranking_settings(policy: MemoryPolicy) -> RankingSettings:
+    ranking = policy.ranking
+    return RankingSettings(
+        dense_weight=ranking.dense_weight,
+        keyword_weight=ranking.keyword_weight,
+        dense_floor=ranking.dense_floor,
+        dense_ceiling=ranking.dense_ceiling,
+        recency_weight=ranking.recency_weight,
+        recency_half_life_days=ranking.recency_half_life_days,
+        access_weight=ranking.access_weight,
+        stale_factor=ranking.stale_factor,
+        min_score=ranking.min_score,
+    )
+
+
+def session_settings(policy: MemoryPolicy) -> SessionCacheSettings:
+    session = policy.session
+    return SessionCacheSettings(
+        admit_min_score=session.admit_min_score,
+        capacity=session.capacity,
+        inject_top_n=session.inject_top_n,
+        ttl_seconds=session.ttl_seconds,
+    )
+
+
+class MemoryService:
+    def __init__(
+        self,
+        store: MemoryStore,
+        sessions: SessionStore,
+        embedder: Embedder,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.store = store
+        self.sessions = sessions
+        self._embedder = embedder
+        self._ranker = MemoryRanker(embedder.name)
+        self._clock = clock
+        self._embed_failures = ThrottledLogger(logger, interval_seconds=60.0)
+
+    async def add(
+        self, scope: MemoryScope, items: Sequence[NewMemory], policy: MemoryPolicy
+    ) -> list[MemoryRecord]:
+        """Guard, embed and store `items` as one batch: all are stored or none.
+
+        Raises `MemoryRefused` (nothing stored) when the guard flags an item and the
+        policy says reject; with `quarantine` the item is stored but never injected.
+        """
+        now = self._clock()
+        records: list[MemoryRecord] = []
+        for index, item in enumerate(items):
+            verdict = inspect_memory_content(item.content)
+            if verdict is not None and policy.write_guard == "reject":
+                raise MemoryRefused(index, verdict)
+            records.append(
+                MemoryRecord(
+                    id=new_memory_id(),
+                    tenant=scope.tenant,
+                    user=scope.user,
+                    namespace=scope.namespace or "",
+                    content=item.content,
+                    source=item.source,
+                    tags=item.tags,
+                    metadata=item.metadata,
+                    created_at=item.created_at if item.created_at is not None else now,
+                    valid_from=item.valid_from,
+                    valid_to=item.valid_to,
+                    quarantine=None if verdict is None else f"{verdict.kind}:{verdict.rule}",
+                )
+            )
+        # Quarantined content is never embedded: it must not be found by meaning either.
+        to_embed = [i for i, record in enumerate(records) if record.quarantine is None]
+        if to_embed:
+            vectors = await self._embedder.embed([records[i].content for i in to_embed])
+            for row, i in enumerate(to_embed):
+                records[i] = records[i].with_vector(vectors[row], self._embedder.name)
+        await self.store.add(records)
+        return records
+
+    async def embed_query(self, text: str, timeout_seconds: float) -> Vector | None:
+        """None when the embedder fails or is slow: retrieval goes on by keyword."""
+        try:
+            vectors = await asyncio.wait_for(self._embedder.embed([text]), timeout_seconds)
+        except Exception as exc:  # includes TimeoutError
+            self._embed_failures.warning(
+                "memory query embedding failed (%s); keyword match only", type(exc).__name__
+            )
+            return None
+        vector: Vector = vectors[0]
+        return vector
+
+    async def search(
+        self,
+        scope: MemoryScope,
+        query: str,
+        top_k: int,
+        policy: MemoryPolicy,
+        *,
+        query_vector: Vector | None = None,
+        mode: RankMode = "fused",
+        records: Sequence[MemoryRecord] | None = None,
+        now: float | None = None,
+    ) -> list[ScoredMemory]:
+        """Best first, at most `top_k`, at least the policy's `min_score`; one result
+        per distinct text (the best-scored copy)."""
+        if records is None:
+            records = await self.store.in_scope(scope)
+        if not records or not query.strip():
+            return []
+        if query_vector is None and mode != "keyword":
+            query_vector = await self.embed_query(query, policy.embed_timeout_seconds)
+        ranked = self._ranker.rank(
+            records,
+            query,
+            query_vector,
+            self._clock() if now is None else now,
+            ranking_settings(policy),
+            # Room for duplicates to be dropped below.
+            top_k=top_k * 2,
+            mode=mode,
+        )
+        seen: set[str] = set()
+        unique: list[ScoredMemory] = []
+        for scored in ranked:
+            key = dedup_key(scored.record.content)
+            if key not in seen:
+                seen.add(key)
+                unique.append(scored)
+        return unique[:top_k]
+
+    async def session_turn(
+        self,
+        scope: MemoryScope,
+        session: str,
+        retrieved: Sequence[ScoredMemory],
+        policy: MemoryPolicy,
+    ) -> SessionTurn:
+        """Merge this turn's retrieval with the session cache and write the cache back."""
+        settings = session_settings(policy)
+        now = self._clock()
+        cached = await self.sessions.load(scope.tenant, scope.user, session)
+        turn = merge_turn(cached, retrieved, settings, now)
+        if turn.changed:
+            await self.sessions.save(
+                scope.tenant, scope.user, session, turn.session_items, settings.ttl_seconds
+            )
+        return turn
+
+    async def touch(self, tenant: str, memory_ids: Sequence[str]) -> None:
+        await self.store.touch(tenant, memory_ids, self._clock())

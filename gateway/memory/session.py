@@ -1,0 +1,128 @@
+"""The session knowledge cache: what earlier turns of a session retrieved, carried into
+later turns, so that a short reply ("选A，继续", "ok, go on") that retrieves nothing by
+itself still reaches the model with the knowledge gathered so far.
+
+Each turn:
+1. this turn's retrieved items and the session's cached items are merged, deduplicated
+   by `dedup_key` (the higher score wins), sorted by score, and the best
+   `inject_top_n` are what gets injected, each labelled with where it came from;
+2. this turn's items scoring at least `admit_min_score` are admitted to the session
+   cache, which keeps at most `capacity` items and evicts the oldest admitted first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+
+from gateway.memory.retrieval import ScoredMemory
+from gateway.memory.store import SessionItem
+from gateway.memory.text import dedup_key
+
+
+class Origin(StrEnum):
+    THIS_TURN = "this turn"
+    SESSION = "earlier in this session"
+
+
+@dataclass(frozen=True, slots=True)
+class SessionCacheSettings:
+    admit_min_score: float = 0.70
+    capacity: int = 30
+    inject_top_n: int = 15
+    ttl_seconds: int = 3600
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryCandidate:
+    """One item that may be injected."""
+
+    key: str
+    content: str
+    score: float
+    origin: Origin
+    memory_id: str
+    created_at: float
+
+
+@dataclass(frozen=True, slots=True)
+class SessionTurn:
+    to_inject: list[MemoryCandidate]  # best first, at most inject_top_n
+    session_items: list[SessionItem]  # the cache after this turn, oldest admitted first
+    changed: bool  # whether the cache needs writing back
+
+
+def from_retrieval(scored: ScoredMemory) -> MemoryCandidate:
+    return MemoryCandidate(
+        key=dedup_key(scored.record.content),
+        content=scored.record.content,
+        score=scored.score,
+        origin=Origin.THIS_TURN,
+        memory_id=scored.record.id,
+        created_at=scored.record.created_at,
+    )
+
+
+def merge_turn(
+    cached: Sequence[SessionItem],
+    retrieved: Sequence[ScoredMemory],
+    settings: SessionCacheSettings,
+    now: float,
+) -> SessionTurn:
+    best: dict[str, MemoryCandidate] = {}
+
+    def offer(candidate: MemoryCandidate) -> None:
+        current = best.get(candidate.key)
+        # Strictly higher replaces: on a tie this turn's item (offered first) stays.
+        if current is None or candidate.score > current.score:
+            best[candidate.key] = candidate
+
+    this_turn = [from_retrieval(scored) for scored in retrieved]
+    for candidate in this_turn:
+        offer(candidate)
+    for item in cached:
+        offer(
+            MemoryCandidate(
+                key=item.key,
+                content=item.content,
+                score=item.score,
+                origin=Origin.SESSION,
+                memory_id=item.memory_id,
+                created_at=item.created_at,
+            )
+        )
+    ranked = sorted(best.values(), key=lambda candidate: -candidate.score)
+    to_inject = ranked[: settings.inject_top_n]
+
+    items = list(cached)
+    position = {item.key: index for index, item in enumerate(items)}
+    changed = False
+    for candidate in this_turn:
+        if candidate.score < settings.admit_min_score:
+            continue
+        index = position.get(candidate.key)
+        if index is not None:
+            # Already cached: keep its place in the FIFO order, keep the higher score.
+            if candidate.score > items[index].score:
+                items[index] = _item(candidate, now)
+                changed = True
+            continue
+        position[candidate.key] = len(items)
+        items.append(_item(candidate, now))
+        changed = True
+    if len(items) > settings.capacity:
+        items = items[len(items) - settings.capacity :]
+        changed = True
+    return SessionTurn(to_inject=to_inject, session_items=items, changed=changed)
+
+
+def _item(candidate: MemoryCandidate, now: float) -> SessionItem:
+    return SessionItem(
+        key=candidate.key,
+        content=candidate.content,
+        score=candidate.score,
+        memory_id=candidate.memory_id,
+        created_at=candidate.created_at,
+        admitted_at=now,
+    )
