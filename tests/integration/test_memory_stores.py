@@ -1,0 +1,134 @@
+"""Both memory store implementations against the same expectations: the embedded
+SQLite store and the Redis store on a real server."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from gateway.cache.redis_backend import RedisBackend
+from gateway.devtools.redis_server import RedisServer
+from gateway.memory.embedded_store import open_embedded_memory
+from gateway.memory.records import MemoryRecord, MemoryScope
+from gateway.memory.redis_store import RedisMemoryStore, RedisSessionStore
+from gateway.memory.store import MemoryStore, SessionItem, SessionStore
+
+Stores = tuple[MemoryStore, SessionStore]
+
+
+@pytest.fixture(params=["embedded", "redis"])
+async def stores(
+    request: pytest.FixtureRequest, tmp_path: Path, prefix: str
+) -> AsyncIterator[Stores]:
+    if request.param == "embedded":
+        store, sessions, database = await open_embedded_memory(tmp_path)
+        yield store, sessions
+        await database.close()
+        return
+    server: RedisServer = request.getfixturevalue("redis_server")
+    backend = await RedisBackend.open(server.url, prefix=prefix, index_name="test-4d")
+    yield RedisMemoryStore(backend), RedisSessionStore(backend)
+    await backend.close()
+
+
+def record(
+    memory_id: str, user: str = "alice", tenant: str = "acme", created_at: float = 1.0, **kw: object
+) -> MemoryRecord:
+    vector = np.asarray([1.0, 0.0, 0.0, 0.0], dtype=np.float32)
+    return MemoryRecord(
+        id=memory_id,
+        tenant=tenant,
+        user=user,
+        content=f"fact {memory_id}",
+        created_at=created_at,
+        vector=vector,
+        embedder="e",
+        **kw,  # type: ignore[arg-type]
+    )
+
+
+async def test_round_trip_keeps_every_field(stores: Stores) -> None:
+    store, _ = stores
+    original = record(
+        "m1",
+        namespace="travel",
+        source="crm",
+        tags=("a", "b"),
+        metadata={"k": [1, 2]},
+        valid_from=5.0,
+        valid_to=9.0,
+    )
+    await store.add([original])
+    loaded = await store.get("acme", "m1")
+    assert loaded is not None
+    assert loaded.to_storage() == original.to_storage()
+    assert loaded.vector is not None and np.allclose(loaded.vector, original.vector)  # type: ignore[arg-type]
+
+
+async def test_scopes_never_leak(stores: Stores) -> None:
+    store, _ = stores
+    await store.add(
+        [
+            record("a1"),
+            record("a2", namespace="work"),
+            record("b1", user="bob"),
+            record("x1", tenant="globex"),
+        ]
+    )
+    ids = {r.id for r in await store.in_scope(MemoryScope("acme", "alice"))}
+    assert ids == {"a1", "a2"}
+    work = await store.in_scope(MemoryScope("acme", "alice", "work"))
+    assert [r.id for r in work] == ["a2"]
+    assert [r.id for r in await store.in_scope(MemoryScope("globex", "alice"))] == ["x1"]
+    assert await store.get("globex", "a1") is None
+    assert not await store.delete("globex", "a1")
+    assert await store.get("acme", "a1") is not None
+
+
+async def test_list_is_newest_first_and_paginates(stores: Stores) -> None:
+    store, _ = stores
+    await store.add(
+        [record(f"m{i}", created_at=float(i), tags=("odd",) if i % 2 else ()) for i in range(7)]
+    )
+    await store.add([record("bob1", user="bob", created_at=100.0)])
+    first = await store.list_page("acme", "alice", None, None, limit=3, offset=0)
+    assert [r.id for r in first.records] == ["m6", "m5", "m4"] and first.has_more
+    last = await store.list_page("acme", "alice", None, None, limit=3, offset=6)
+    assert [r.id for r in last.records] == ["m0"] and not last.has_more
+    odd = await store.list_page("acme", "alice", None, "odd", limit=10, offset=0)
+    assert [r.id for r in odd.records] == ["m5", "m3", "m1"]
+    tenant_wide = await store.list_page("acme", None, None, None, limit=1, offset=0)
+    assert [r.id for r in tenant_wide.records] == ["bob1"]
+
+
+async def test_delete_is_explicit_and_final(stores: Stores) -> None:
+    store, _ = stores
+    await store.add([record("m1"), record("m2")])
+    assert await store.delete("acme", "m1")
+    assert not await store.delete("acme", "m1")
+    assert [r.id for r in await store.in_scope(MemoryScope("acme", "alice"))] == ["m2"]
+    await store.touch("acme", ["m1"], at=3.0)  # a deleted memory does not come back
+    assert await store.get("acme", "m1") is None
+
+
+async def test_concurrent_touches_add_up(stores: Stores) -> None:
+    store, _ = stores
+    await store.add([record("m1")])
+    await asyncio.gather(*(store.touch("acme", ["m1"], at=float(i)) for i in range(10)))
+    loaded = await store.get("acme", "m1")
+    assert loaded is not None and loaded.access_count == 10
+
+
+async def test_sessions_are_scoped_and_expire(stores: Stores) -> None:
+    _, sessions = stores
+    items = [SessionItem("k1", "fact", 0.8, "m1", 1.0, 2.0)]
+    await sessions.save("acme", "alice", "s1", items, ttl_seconds=1)
+    assert await sessions.load("acme", "alice", "s1") == items
+    assert await sessions.load("acme", "bob", "s1") == []
+    assert await sessions.load("globex", "alice", "s1") == []
+    await asyncio.sleep(1.2)
+    assert await sessions.load("acme", "alice", "s1") == []

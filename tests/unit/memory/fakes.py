@@ -1,0 +1,74 @@
+"""In-process fakes behind the memory protocols, for unit tests."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator
+from typing import Any
+
+import numpy as np
+
+from gateway.embed.protocol import Vectors
+
+
+class TableEmbedder:
+    """Maps known texts to given vectors; anything else to `default`."""
+
+    name = "table-embedder"
+
+    def __init__(self, table: dict[str, list[float]], default: list[float]) -> None:
+        self.dimensions = len(default)
+        self._table = {text: self._unit(vector) for text, vector in table.items()}
+        self._default = self._unit(default)
+        self.calls = 0
+
+    @staticmethod
+    def _unit(vector: list[float]) -> np.ndarray:
+        array = np.asarray(vector, dtype=np.float32)
+        return array / np.linalg.norm(array)
+
+    async def embed(self, texts: list[str]) -> Vectors:
+        self.calls += 1
+        return np.stack([self._table.get(text, self._default) for text in texts]).astype(np.float32)
+
+    def calibrate(self, cosine: float) -> float:
+        return cosine
+
+    async def warm_up(self) -> None:
+        return None
+
+
+class RecordingProvider:
+    """Answers "ok" and keeps every body it was asked to complete."""
+
+    def __init__(self) -> None:
+        self.bodies: list[dict[str, Any]] = []
+
+    def has_model(self, model: str) -> bool:
+        return True
+
+    async def complete(self, body: dict[str, Any]) -> dict[str, Any]:
+        self.bodies.append(body)
+        return {
+            "id": "x",
+            "object": "chat.completion",
+            "created": 1,
+            "model": body["model"],
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": "ok"},
+                    "finish_reason": "stop",
+                }
+            ],
+            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+        }
+
+    async def stream(self, body: dict[str, Any]) -> AsyncGenerator[dict[str, Any], None]:
+        raise NotImplementedError
+        yield {}
+
+    async def embed(self, body: dict[str, Any]) -> dict[str, Any]:
+        raise NotImplementedError
+
+    async def close(self) -> None:
+        return None

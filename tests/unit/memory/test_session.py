@@ -1,0 +1,59 @@
+"""The session knowledge cache's merge: admission, FIFO capacity, dedup, labels."""
+
+from __future__ import annotations
+
+from gateway.memory.records import MemoryRecord
+from gateway.memory.retrieval import ScoredMemory
+from gateway.memory.session import Origin, SessionCacheSettings, merge_turn
+
+
+def scored(content: str, score: float, memory_id: str | None = None) -> ScoredMemory:
+    record = MemoryRecord(
+        id=memory_id or f"m-{content}", tenant="t", user="u", content=content, created_at=0.0
+    )
+    return ScoredMemory(record, score, dense=score, keyword=0.0)
+
+
+SETTINGS = SessionCacheSettings(admit_min_score=0.70, capacity=3, inject_top_n=2)
+
+
+def test_only_items_at_or_above_the_threshold_are_admitted() -> None:
+    turn = merge_turn([], [scored("a", 0.70), scored("b", 0.69)], SETTINGS, now=1.0)
+    assert [item.content for item in turn.session_items] == ["a"]
+    assert turn.changed
+
+
+def test_capacity_evicts_the_oldest_admitted_first() -> None:
+    cached = merge_turn([], [scored("a", 0.9), scored("b", 0.8)], SETTINGS, 1.0).session_items
+    turn = merge_turn(cached, [scored("c", 0.75), scored("d", 0.71)], SETTINGS, 2.0)
+    assert [item.content for item in turn.session_items] == ["b", "c", "d"]
+
+
+def test_duplicates_by_normalised_text_keep_the_higher_score() -> None:
+    cached = merge_turn([], [scored("Rex is a dog", 0.8, "m1")], SETTINGS, 1.0).session_items
+    turn = merge_turn(cached, [scored("  rex IS a   dog", 0.95, "m2")], SETTINGS, 2.0)
+    assert len(turn.to_inject) == 1
+    assert turn.to_inject[0].score == 0.95
+    assert turn.to_inject[0].origin is Origin.THIS_TURN
+    # Same FIFO slot, higher score.
+    assert [(item.memory_id, item.score) for item in turn.session_items] == [("m2", 0.95)]
+    lower = merge_turn(turn.session_items, [scored("rex is a dog", 0.5, "m3")], SETTINGS, 3.0)
+    assert lower.to_inject[0].score == 0.95
+    assert lower.to_inject[0].origin is Origin.SESSION
+    assert not lower.changed
+
+
+def test_injects_the_top_n_by_score_with_their_origin() -> None:
+    cached = merge_turn([], [scored("old", 0.9)], SETTINGS, 1.0).session_items
+    turn = merge_turn(cached, [scored("new", 0.8), scored("weak", 0.4)], SETTINGS, 2.0)
+    assert [(c.content, c.origin) for c in turn.to_inject] == [
+        ("old", Origin.SESSION),
+        ("new", Origin.THIS_TURN),
+    ]
+
+
+def test_a_turn_that_retrieves_nothing_changes_nothing() -> None:
+    cached = merge_turn([], [scored("a", 0.9)], SETTINGS, 1.0).session_items
+    turn = merge_turn(cached, [], SETTINGS, 2.0)
+    assert not turn.changed
+    assert [c.content for c in turn.to_inject] == ["a"]
