@@ -56,6 +56,20 @@ def _bench(args: argparse.Namespace) -> int:
 def _eval(args: argparse.Namespace) -> int:
     from pathlib import Path
 
+    if args.what == "memory":
+        import shlex
+
+        from gateway.evaluation.memory_recall import run_memory_eval
+
+        return run_memory_eval(
+            Path(args.data) if args.data else None,
+            conversations=args.conversations,
+            budgets=args.budgets,
+            policy_path=args.policy,
+            output=args.output,
+            command_line=shlex.join(["gateway", *sys.argv[1:]]),
+        )
+
     from gateway.evaluation.run import DEFAULT_SETS, run_eval
 
     return run_eval(
@@ -94,9 +108,11 @@ def build_parser() -> argparse.ArgumentParser:
     bench.set_defaults(handler=_bench)
 
     evaluate = commands.add_parser(
-        "eval", help="measure caching decisions on labeled data (pairs, classifier, probes)"
+        "eval",
+        help="measure caching decisions and memory recall on labeled data "
+        "(pairs, classifier, probes, memory)",
     )
-    evaluate.add_argument("what", choices=["pairs", "classifier", "probes"])
+    evaluate.add_argument("what", choices=["pairs", "classifier", "probes", "memory"])
     evaluate.add_argument("--data", help="the shared labeled-data folder (e.g. ../shared/data)")
     evaluate.add_argument(
         "--sets", help="pair sets, comma-separated (default: qqp,lcqmc,paws_en,pawsx_zh)"
@@ -104,6 +120,15 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--limit", type=int, default=2000, help="pairs per set (default 2000)")
     evaluate.add_argument("--protocols", default="pair,pool", help="pair, pool or both")
     evaluate.add_argument("--output", help="also write the results as JSON to this path")
+    evaluate.add_argument(
+        "--conversations", help="memory: LoCoMo conversations, e.g. 0-4 or 0,2 (default: all)"
+    )
+    evaluate.add_argument(
+        "--budgets", default="256,512,1024", help="memory: token budgets (default 256,512,1024)"
+    )
+    evaluate.add_argument(
+        "--policy", help="memory: a policy YAML whose memory section to use (default: built-in)"
+    )
     evaluate.set_defaults(handler=_eval)
     return parser
 

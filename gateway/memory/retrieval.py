@@ -8,9 +8,10 @@ then weighted by validity, recency and use.
 
 - dense: the embedder's cosine, rescaled so that `dense_floor` (what unrelated texts
   score) maps to 0 and `dense_ceiling` to 1;
-- keyword: BM25 over the scope, divided by the best score the query could reach, so a
-  memory that contains every query term scores 1 whatever the query's length: IDs,
-  codes and names are found exactly even where embeddings blur them;
+- keyword: BM25 over the scope, divided by what a memory of average length holding each
+  query term once would score (capped at 1), so a memory that contains every query term
+  scores 1 whatever the query's length: IDs, codes and names are found exactly even
+  where embeddings blur them;
 - recency halves every `recency_half_life_days`; access grows with the log of uses.
 
 Recency and use only scale relevance: they order relevant memories, they never lift an
@@ -140,9 +141,11 @@ class MemoryRanker:
         best = 0.0
         for term in query_terms:
             frequency = sum(1 for doc in documents if term in doc)
-            # Lucene's BM25 idf: always positive, also for terms in most documents.
-            idf = math.log(1 + (count - frequency + 0.5) / (frequency + 0.5))
-            best += idf * (_BM25_K1 + 1)
+            # Lucene's BM25 idf: always positive, also for terms in most documents. A
+            # term no memory contains is weighed as if one did: with its zero-frequency
+            # idf it would dwarf every matched term in a small scope.
+            idf = math.log(1 + (count - max(frequency, 1) + 0.5) / (max(frequency, 1) + 0.5))
+            best += idf  # a single occurrence in a memory of average length
             if frequency == 0:
                 continue
             for i, doc in enumerate(documents):

@@ -54,7 +54,27 @@ def keyword_terms(text: str) -> list[str]:
         previous_cjk = None
         if token in _STOPWORDS:
             continue
+        if token.isalpha():
+            token = _stem(token)
         terms.append(token)
         if _CODE_PARTS.search(token):
             terms.extend(part for part in _CODE_PARTS.split(token) if part)
     return terms
+
+
+def _stem(word: str) -> str:
+    """A light English suffix stripper ("deploys", "deployed", "deploying" -> "deploy"):
+    enough for keyword overlap; both sides of a match go through it."""
+    if len(word) <= 4:
+        return word
+    if word.endswith("ies"):
+        return word[:-3] + "y"
+    if word.endswith("ing") and len(word) > 5:
+        return word[:-3]
+    if word.endswith("ed") and len(word) > 5:
+        return word[:-2]
+    if word.endswith(("sses", "shes", "ches", "xes")):
+        return word[:-2]
+    if word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        return word[:-1]
+    return word
