@@ -11,6 +11,7 @@ from typing import Any
 import httpx
 import pytest
 
+from gateway.devtools.redis_server import RedisServer
 from gateway.memory.inject import MEMORY_HEADER
 from tests.conftest import ADMIN_KEY, TENANT_KEYS, FakeUpstream, GatewayFactory, RunningGateway
 from tests.e2e.helpers import client_for, unique_prompt
@@ -337,3 +338,36 @@ def test_invalid_scope_headers_are_400(gateway: RunningGateway) -> None:
         timeout=10,
     )
     _error(response, 400, "invalid_scope")
+
+
+@pytest.mark.parametrize("storage_backend", ["redis"])
+def test_redis_outage_fails_open_for_chat_and_503_for_the_api(
+    start_gateway: GatewayFactory, tmp_path: Path, storage_backend: str
+) -> None:
+    redis = RedisServer(log_path=tmp_path / "redis.log").start()
+    try:
+        gateway = start_gateway(
+            storage={"backend": "redis", "redis_url": redis.url, "path": str(tmp_path / "d")}
+        )
+        user = "dora"
+        fact = "Dora's favourite editor is Helix."
+        assert (
+            _api(gateway, "POST", "/memories", json={"user": user, "content": fact}).status_code
+            == 201
+        )
+        redis.stop()
+        raw = client_for(gateway).chat.completions.with_raw_response.create(
+            model="fake-model",
+            messages=[{"role": "user", "content": unique_prompt("Which editor does Dora like?")}],
+            extra_headers={"x-gateway-user": user, "x-gateway-session": "s1"},
+        )
+        assert raw.http_response.status_code == 200
+        assert raw.headers["x-gateway-memory-tokens"] == "0"
+        for method, path, kwargs in (
+            ("GET", "/memories", {"params": {"user": user}}),
+            ("POST", "/memories", {"json": {"user": user, "content": "x"}}),
+            ("POST", "/memories/search", {"json": {"user": user, "query": "editor"}}),
+        ):
+            _error(_api(gateway, method, path, **kwargs), 503, "store_unavailable")
+    finally:
+        redis.stop()
