@@ -31,6 +31,7 @@ import numpy as np
 
 from gateway.memory.records import MemoryRecord, Vector
 from gateway.memory.text import keyword_terms
+from gateway.policy.models import MemoryRankingPolicy
 
 RankMode = Literal["fused", "dense", "keyword"]
 
@@ -38,19 +39,6 @@ _BM25_K1 = 1.2
 _BM25_B = 0.75
 _SECONDS_PER_DAY = 86400.0
 _ACCESS_SATURATION = math.log1p(20)  # 20 uses count as fully established
-
-
-@dataclass(frozen=True, slots=True)
-class RankingSettings:
-    dense_weight: float = 0.6
-    keyword_weight: float = 0.4
-    dense_floor: float = 0.2
-    dense_ceiling: float = 0.8
-    recency_weight: float = 0.1
-    recency_half_life_days: float = 30.0
-    access_weight: float = 0.05
-    stale_factor: float = 0.6
-    min_score: float = 0.3
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,7 +64,7 @@ class MemoryRanker:
         query_text: str,
         query_vector: Vector | None,
         now: float,
-        settings: RankingSettings,
+        settings: MemoryRankingPolicy,
         top_k: int,
         mode: RankMode = "fused",
     ) -> list[ScoredMemory]:
@@ -107,7 +95,7 @@ class MemoryRanker:
         return ranked
 
     def _dense(
-        self, records: Sequence[MemoryRecord], query: Vector | None, settings: RankingSettings
+        self, records: Sequence[MemoryRecord], query: Vector | None, settings: MemoryRankingPolicy
     ) -> np.ndarray:
         result = np.zeros(len(records), dtype=np.float64)
         if query is None:
@@ -169,7 +157,7 @@ class MemoryRanker:
         return terms
 
 
-def _modifier(record: MemoryRecord, now: float, settings: RankingSettings) -> float:
+def _modifier(record: MemoryRecord, now: float, settings: MemoryRankingPolicy) -> float:
     age_days = max(now - record.created_at, 0.0) / _SECONDS_PER_DAY
     recency: float = 0.5 ** (age_days / max(settings.recency_half_life_days, 1e-6))
     access = min(math.log1p(record.access_count) / _ACCESS_SATURATION, 1.0)

@@ -14,8 +14,8 @@ from typing import Any
 from gateway.embed.protocol import Embedder
 from gateway.memory.guard import GuardVerdict, inspect_memory_content
 from gateway.memory.records import MemoryRecord, MemoryScope, Vector, new_memory_id
-from gateway.memory.retrieval import MemoryRanker, RankingSettings, RankMode, ScoredMemory
-from gateway.memory.session import SessionCacheSettings, SessionTurn, merge_turn
+from gateway.memory.retrieval import MemoryRanker, RankMode, ScoredMemory
+from gateway.memory.session import SessionTurn, merge_turn
 from gateway.memory.store import MemoryStore, SessionStore
 from gateway.memory.text import dedup_key
 from gateway.policy.models import MemoryPolicy
@@ -44,31 +44,6 @@ class MemoryRefused(Exception):
         super().__init__(verdict.message)
         self.index = index
         self.verdict = verdict
-
-
-def ranking_settings(policy: MemoryPolicy) -> RankingSettings:
-    ranking = policy.ranking
-    return RankingSettings(
-        dense_weight=ranking.dense_weight,
-        keyword_weight=ranking.keyword_weight,
-        dense_floor=ranking.dense_floor,
-        dense_ceiling=ranking.dense_ceiling,
-        recency_weight=ranking.recency_weight,
-        recency_half_life_days=ranking.recency_half_life_days,
-        access_weight=ranking.access_weight,
-        stale_factor=ranking.stale_factor,
-        min_score=ranking.min_score,
-    )
-
-
-def session_settings(policy: MemoryPolicy) -> SessionCacheSettings:
-    session = policy.session
-    return SessionCacheSettings(
-        admit_min_score=session.admit_min_score,
-        capacity=session.capacity,
-        inject_top_n=session.inject_top_n,
-        ttl_seconds=session.ttl_seconds,
-    )
 
 
 class MemoryService:
@@ -162,7 +137,7 @@ class MemoryService:
             query,
             query_vector,
             self._clock() if now is None else now,
-            ranking_settings(policy),
+            policy.ranking,
             # Room for duplicates to be dropped below.
             top_k=top_k * 2,
             mode=mode,
@@ -184,7 +159,7 @@ class MemoryService:
         policy: MemoryPolicy,
     ) -> SessionTurn:
         """Merge this turn's retrieval with the session cache and write the cache back."""
-        settings = session_settings(policy)
+        settings = policy.session
         now = self._clock()
         cached = await self.sessions.load(scope.tenant, scope.user, session)
         turn = merge_turn(cached, retrieved, settings, now)

@@ -19,19 +19,12 @@ from enum import StrEnum
 from gateway.memory.retrieval import ScoredMemory
 from gateway.memory.store import SessionItem
 from gateway.memory.text import dedup_key
+from gateway.policy.models import SessionMemoryPolicy
 
 
 class Origin(StrEnum):
     THIS_TURN = "this turn"
     SESSION = "earlier in this session"
-
-
-@dataclass(frozen=True, slots=True)
-class SessionCacheSettings:
-    admit_min_score: float = 0.70
-    capacity: int = 30
-    inject_top_n: int = 15
-    ttl_seconds: int = 3600
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,7 +60,7 @@ def from_retrieval(scored: ScoredMemory) -> MemoryCandidate:
 def merge_turn(
     cached: Sequence[SessionItem],
     retrieved: Sequence[ScoredMemory],
-    settings: SessionCacheSettings,
+    settings: SessionMemoryPolicy,
     now: float,
 ) -> SessionTurn:
     best: dict[str, MemoryCandidate] = {}

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator
 from typing import Any
 
 import numpy as np
 
 from gateway.embed.protocol import Vectors
+from tests.unit.test_pipeline import ScriptedProvider
 
 
 class TableEmbedder:
@@ -37,38 +37,13 @@ class TableEmbedder:
         return None
 
 
-class RecordingProvider:
+class RecordingProvider(ScriptedProvider):
     """Answers "ok" and keeps every body it was asked to complete."""
 
     def __init__(self) -> None:
+        super().__init__()
         self.bodies: list[dict[str, Any]] = []
-
-    def has_model(self, model: str) -> bool:
-        return True
 
     async def complete(self, body: dict[str, Any]) -> dict[str, Any]:
         self.bodies.append(body)
-        return {
-            "id": "x",
-            "object": "chat.completion",
-            "created": 1,
-            "model": body["model"],
-            "choices": [
-                {
-                    "index": 0,
-                    "message": {"role": "assistant", "content": "ok"},
-                    "finish_reason": "stop",
-                }
-            ],
-            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
-        }
-
-    async def stream(self, body: dict[str, Any]) -> AsyncGenerator[dict[str, Any], None]:
-        raise NotImplementedError
-        yield {}
-
-    async def embed(self, body: dict[str, Any]) -> dict[str, Any]:
-        raise NotImplementedError
-
-    async def close(self) -> None:
-        return None
+        return await super().complete(body)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from gateway.memory.records import MemoryRecord
 from gateway.memory.retrieval import ScoredMemory
-from gateway.memory.session import Origin, SessionCacheSettings, merge_turn
+from gateway.memory.session import Origin, merge_turn
+from gateway.policy.models import SessionMemoryPolicy
 
 
 def scored(content: str, score: float, memory_id: str | None = None) -> ScoredMemory:
@@ -14,7 +15,7 @@ def scored(content: str, score: float, memory_id: str | None = None) -> ScoredMe
     return ScoredMemory(record, score, dense=score, keyword=0.0)
 
 
-SETTINGS = SessionCacheSettings(admit_min_score=0.70, capacity=3, inject_top_n=2)
+SETTINGS = SessionMemoryPolicy(admit_min_score=0.70, capacity=3, inject_top_n=2)
 
 
 def test_only_items_at_or_above_the_threshold_are_admitted() -> None:
