@@ -371,3 +371,34 @@ def test_redis_outage_fails_open_for_chat_and_503_for_the_api(
             _error(_api(gateway, method, path, **kwargs), 503, "store_unavailable")
     finally:
         redis.stop()
+
+
+def test_capture_stores_what_the_user_states_and_uses_it_later(
+    start_gateway: GatewayFactory, tmp_path: Path, upstream: FakeUpstream
+) -> None:
+    policies = tmp_path / "policies"
+    policies.mkdir()
+    (policies / "default.yaml").write_text("memory:\n  capture:\n    enabled: true\n")
+    gateway = start_gateway(policies_dir=str(policies))
+    user = f"erin-{uuid.uuid4().hex[:6]}"
+    client = client_for(gateway)
+    client.chat.completions.create(
+        model="fake-model",
+        messages=[
+            {"role": "user", "content": "My favourite airline is Finnair. Book nothing yet."}
+        ],
+        extra_headers={"x-gateway-user": user},
+    )
+    stored = _api(gateway, "GET", "/memories", params={"user": user}).json()["data"]
+    assert [(m["content"], m["source"]) for m in stored] == [
+        ("My favourite airline is Finnair.", "capture")
+    ]
+    question = f"Which airline should I pick for the trip {uuid.uuid4().hex[:6]}?"
+    raw = client.chat.completions.with_raw_response.create(
+        model="fake-model",
+        messages=[{"role": "user", "content": question}],
+        extra_headers={"x-gateway-user": user},
+    )
+    assert int(raw.headers["x-gateway-memory-tokens"]) > 0
+    block = _memory_block(_last_body_with(upstream, question))
+    assert block is not None and "Finnair" in block
