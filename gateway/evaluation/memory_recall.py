@@ -50,7 +50,6 @@ CATEGORY_NAMES: dict[int, str] = {
 METHODS: tuple[RankMode, ...] = ("fused", "dense", "keyword")
 DEFAULT_BUDGETS = "256,512,1024"
 TARGET_MODEL = "gpt-4o-mini"
-TOP_K = 50
 EMBED_BATCH = 64
 TENANT = "locomo-eval"
 _SESSION_KEY = re.compile(r"session_(\d+)")
@@ -259,7 +258,6 @@ class EvalContext:
     counter: Counter
     budgets: tuple[int, ...]
     policy: MemoryPolicy
-    top_k: int
     conversation: int
     now: float
 
@@ -275,7 +273,7 @@ async def evaluate_question(
         ranked = await context.service.search(
             context.scope,
             question.text,
-            context.top_k,
+            context.policy.retrieve_top_k,
             context.policy,
             query_vector=query_vector,
             mode=method,
@@ -283,7 +281,10 @@ async def evaluate_question(
             now=context.now,
         )
         retrieved[method] = len(ranked)
-        candidates = [from_retrieval(scored) for scored in ranked]
+        # As the gateway injects without a session: the best `inject_top_n` that fit.
+        candidates = [from_retrieval(scored) for scored in ranked][
+            : context.policy.session.inject_top_n
+        ]
         for budget in context.budgets:
             block = build_block(candidates, context.counter, budget)
             check_budget(block.tokens, budget)
@@ -311,7 +312,6 @@ async def evaluate_conversation(
     counter: Counter,
     budgets: tuple[int, ...],
     policy: MemoryPolicy,
-    top_k: int = TOP_K,
 ) -> tuple[list[QuestionOutcome], int]:
     """The outcomes of the conversation's questions, and how many turns were quarantined."""
     scope = MemoryScope(TENANT, f"conversation-{conversation.index}")
@@ -325,7 +325,6 @@ async def evaluate_conversation(
         counter=counter,
         budgets=budgets,
         policy=policy,
-        top_k=top_k,
         conversation=conversation.index,
         now=conversation.now,
     )
@@ -350,7 +349,6 @@ async def evaluate_memory(
     counter: Counter,
     budgets: tuple[int, ...],
     policy: MemoryPolicy,
-    top_k: int = TOP_K,
 ) -> tuple[list[QuestionOutcome], int]:
     """Every conversation in one throwaway embedded store (one user each)."""
     outcomes: list[QuestionOutcome] = []
@@ -362,7 +360,7 @@ async def evaluate_memory(
                 clock = _fixed_clock(conversation.now)
                 service = MemoryService(store, sessions, embedder, clock=clock)
                 found, guarded = await evaluate_conversation(
-                    service, embedder, conversation, counter, budgets, policy, top_k
+                    service, embedder, conversation, counter, budgets, policy
                 )
                 outcomes.extend(found)
                 quarantined += guarded
@@ -471,7 +469,8 @@ def format_report(summary: Mapping[str, Any], budgets: Sequence[int]) -> str:
         + _per_method(summary["empty_blocks"], budgets),
         "questions with nothing retrieved (all below min_score): "
         + "; ".join(f"{m} {v}" for m, v in summary["nothing_retrieved"].items()),
-        f"mean memories retrieved (top_k {summary['config']['top_k']}, after min_score): "
+        f"mean memories retrieved (top_k {summary['config']['retrieve_top_k']}, "
+        f"inject at most {summary['config']['inject_top_n']}, after min_score): "
         + "; ".join(f"{m} {v}" for m, v in summary["mean_retrieved"].items()),
     ]
     return "\n".join(lines)
@@ -506,7 +505,8 @@ async def _run(
             "conversations": [conversation.index for conversation in conversations],
             "budgets": list(budgets),
             "methods": list(METHODS),
-            "top_k": TOP_K,
+            "retrieve_top_k": policy.retrieve_top_k,
+            "inject_top_n": policy.session.inject_top_n,
             "embedder": embedder.name,
             "token_encoding": getattr(counter, "encoding_name", TARGET_MODEL),
             "ranking": policy.ranking.model_dump(),

@@ -137,7 +137,7 @@ class MemoryPolicy(_Strict):
     # The injected block never exceeds this, counted with the target model's tiktoken
     # encoding, header and message overhead included.
     max_memory_tokens: int = Field(default=512, ge=0, le=100_000)
-    retrieve_top_k: int = Field(default=10, ge=1, le=100)
+    retrieve_top_k: int = Field(default=15, ge=1, le=100)
     ranking: MemoryRankingPolicy = Field(default_factory=MemoryRankingPolicy)
     session: SessionMemoryPolicy = Field(default_factory=SessionMemoryPolicy)
     # What to do with a memory that looks like a prompt injection or holds a secret:
