@@ -32,7 +32,7 @@ from gateway.embed.protocol import Embedder, Vectors
 from gateway.memory.embedded_store import open_embedded_memory
 from gateway.memory.inject import Counter, build_block
 from gateway.memory.records import MemoryRecord, MemoryScope
-from gateway.memory.retrieval import RankMode
+from gateway.memory.retrieval import RankMode, ScopeIndex
 from gateway.memory.service import MemoryService, NewMemory
 from gateway.memory.session import from_retrieval
 from gateway.memory.text import dedup_key
@@ -253,7 +253,7 @@ class EvalContext:
 
     service: MemoryService
     scope: MemoryScope
-    records: Sequence[MemoryRecord]
+    index: ScopeIndex
     keys: Mapping[str, str]  # dia_id -> dedup key of its memory's text
     counter: Counter
     budgets: tuple[int, ...]
@@ -277,7 +277,7 @@ async def evaluate_question(
             context.policy,
             query_vector=query_vector,
             mode=method,
-            records=context.records,
+            index=context.index,
             now=context.now,
         )
         retrieved[method] = len(ranked)
@@ -320,7 +320,7 @@ async def evaluate_conversation(
     context = EvalContext(
         service=service,
         scope=scope,
-        records=records,
+        index=await service.scope_index(scope),
         keys={str(record.metadata["dia_id"]): dedup_key(record.content) for record in records},
         counter=counter,
         budgets=budgets,

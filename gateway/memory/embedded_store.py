@@ -32,6 +32,12 @@ CREATE TABLE IF NOT EXISTS memories (
 );
 CREATE INDEX IF NOT EXISTS memories_scope ON memories (tenant, user, namespace, created_at);
 CREATE INDEX IF NOT EXISTS memories_tenant ON memories (tenant, created_at);
+CREATE TABLE IF NOT EXISTS memory_versions (
+    tenant TEXT NOT NULL,
+    user TEXT NOT NULL,
+    version INTEGER NOT NULL,
+    PRIMARY KEY (tenant, user)
+);
 CREATE TABLE IF NOT EXISTS sessions (
     tenant TEXT NOT NULL,
     user TEXT NOT NULL,
@@ -65,6 +71,14 @@ def _transaction(connection: sqlite3.Connection) -> Iterator[sqlite3.Connection]
         connection.execute("ROLLBACK")
         raise
     connection.execute("COMMIT")
+
+
+def _bump_version(connection: sqlite3.Connection, tenant: str, user: str) -> None:
+    connection.execute(
+        "INSERT INTO memory_versions (tenant, user, version) VALUES (?, ?, 1) "
+        "ON CONFLICT (tenant, user) DO UPDATE SET version = version + 1",
+        (tenant, user),
+    )
 
 
 def _record(row: tuple[bytes, bytes | None]) -> MemoryRecord:
@@ -101,6 +115,8 @@ class SQLiteMemoryStore:
                     "VALUES (?, ?, ?, ?, ?, ?, ?)",
                     rows,
                 )
+                for tenant, user in {(record.tenant, record.user) for record in records}:
+                    _bump_version(connection, tenant, user)
 
         await self._db.run(_add)
 
@@ -117,10 +133,15 @@ class SQLiteMemoryStore:
 
     async def delete(self, tenant: str, memory_id: str) -> bool:
         def _delete() -> bool:
-            cursor = self._db.connection.execute(
-                "DELETE FROM memories WHERE tenant = ? AND id = ?", (tenant, memory_id)
-            )
-            return cursor.rowcount > 0
+            with _transaction(self._db.connection) as connection:
+                row = connection.execute(
+                    "DELETE FROM memories WHERE tenant = ? AND id = ? RETURNING user",
+                    (tenant, memory_id),
+                ).fetchone()
+                if row is None:
+                    return False
+                _bump_version(connection, tenant, row[0])
+                return True
 
         return await self._db.run(_delete)
 
@@ -172,6 +193,16 @@ class SQLiteMemoryStore:
             return [_record((row[0], row[1])) for row in self._db.connection.execute(sql, params)]
 
         return await self._db.run(_scope)
+
+    async def scope_version(self, tenant: str, user: str) -> str:
+        def _version() -> str:
+            row = self._db.connection.execute(
+                "SELECT version FROM memory_versions WHERE tenant = ? AND user = ?",
+                (tenant, user),
+            ).fetchone()
+            return "0" if row is None else str(row[0])
+
+        return await self._db.run(_version)
 
     async def touch(self, tenant: str, memory_ids: Sequence[str], at: float) -> None:
         ids = list(memory_ids)

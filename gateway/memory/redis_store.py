@@ -5,13 +5,15 @@ Keys (under the backend's prefix, parts escaped by `RedisBackend.key`):
   access counters, kept as their own fields so that concurrent touches add up
   (HINCRBY) instead of overwriting each other;
 - `memory-user:<tenant>:<user>`: the set of the user's ids (the retrieval scope);
-- `memory-tenant:<tenant>`: a sorted set of the tenant's ids by creation time (listing).
+- `memory-tenant:<tenant>`: a sorted set of the tenant's ids by creation time (listing);
+- `memory-version:<tenant>:<user>`: a counter bumped by every add and delete, so that
+  replicas know when their prepared copy of a user's memories is out of date;
 - `session:<tenant>:<user>:<session>`: the session's knowledge items (JSON), expired
   by Redis with the session TTL.
 
-Retrieval loads one user's scope and ranks it in the gateway (see `retrieval.py`), so
-the search is scoped before it starts and needs no index; a user's memories number in
-the hundreds or thousands, which one pipelined round trip fetches.
+Retrieval ranks one user's scope in the gateway (see `retrieval.py`), so the search is
+scoped before it starts; the scope is fetched in one pipelined round trip when its
+version changed, and otherwise served from the replica's prepared copy.
 """
 
 from __future__ import annotations
@@ -58,6 +60,9 @@ class RedisMemoryStore:
     def _tenant_key(self, tenant: str) -> str:
         return self._backend.key("memory-tenant", tenant)
 
+    def _version_key(self, tenant: str, user: str) -> str:
+        return self._backend.key("memory-version", tenant, user)
+
     async def add(self, records: Sequence[MemoryRecord]) -> None:
         async def _add(client: Redis) -> None:
             async with client.pipeline(transaction=True) as pipe:
@@ -74,6 +79,8 @@ class RedisMemoryStore:
                     pipe.hset(self._item_key(record.tenant, record.id), mapping=fields)
                     pipe.sadd(self._user_key(record.tenant, record.user), record.id)
                     pipe.zadd(self._tenant_key(record.tenant), {record.id: record.created_at})
+                for tenant, user in {(record.tenant, record.user) for record in records}:
+                    pipe.incr(self._version_key(tenant, user))
                 await pipe.execute()
 
         await self._connection.run(_add)
@@ -108,7 +115,8 @@ class RedisMemoryStore:
                 pipe.delete(self._item_key(tenant, memory_id))
                 pipe.srem(self._user_key(tenant, record.user), memory_id)
                 pipe.zrem(self._tenant_key(tenant), memory_id)
-                deleted, _, _ = await pipe.execute()
+                pipe.incr(self._version_key(tenant, record.user))
+                deleted, _, _, _ = await pipe.execute()
             return int(deleted)
 
         return await self._connection.run(_delete) > 0
@@ -149,6 +157,11 @@ class RedisMemoryStore:
         if scope.namespace is not None:
             records = [record for record in records if record.namespace == scope.namespace]
         return records
+
+    async def scope_version(self, tenant: str, user: str) -> str:
+        key = self._version_key(tenant, user)
+        raw = await self._connection.run(lambda client: client.get(key))
+        return "0" if raw is None else _text(raw)
 
     async def touch(self, tenant: str, memory_ids: Sequence[str], at: float) -> None:
         ids = list(memory_ids)

@@ -17,23 +17,30 @@ then weighted by validity, recency and use.
 Recency and use only scale relevance: they order relevant memories, they never lift an
 irrelevant one over `min_score`. The score is what the session cache's admission
 threshold (0.70 by default) is compared with.
+
+A `ScopeIndex` is built once per version of a user's memories (see `MemoryService`):
+the vectors stacked in one matrix, an inverted index of keyword terms, and the time and
+use columns; ranking a query is then a few numpy operations over the whole scope.
 """
 
 from __future__ import annotations
 
 import math
-from collections import Counter, OrderedDict
+from collections import Counter, OrderedDict, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
+import numpy.typing as npt
 
 from gateway.memory.records import MemoryRecord, Vector
-from gateway.memory.text import keyword_terms
+from gateway.memory.text import dedup_key, keyword_terms
 from gateway.policy.models import MemoryRankingPolicy
 
 RankMode = Literal["fused", "dense", "keyword"]
+Floats = npt.NDArray[np.float64]
+Indices = npt.NDArray[np.int64]
 
 _BM25_K1 = 1.2
 _BM25_B = 0.75
@@ -49,118 +56,187 @@ class ScoredMemory:
     keyword: float
 
 
-class MemoryRanker:
-    """Stateless apart from a bounded cache of each memory's keyword terms (memories
-    are ADD-only, so an id's terms never change)."""
+class TermCache:
+    """Keyword terms and dedup key per memory id, bounded (LRU). Memories are ADD-only,
+    so an id's text never changes: rebuilding a scope after one memory was added
+    tokenises only that one."""
 
-    def __init__(self, embedder_name: str, term_cache_size: int = 50_000) -> None:
-        self._embedder = embedder_name
-        self._terms: OrderedDict[str, Counter[str]] = OrderedDict()
-        self._term_cache_size = term_cache_size
+    def __init__(self, max_entries: int = 100_000) -> None:
+        self._entries: OrderedDict[str, tuple[Counter[str], str]] = OrderedDict()
+        self._max_entries = max_entries
 
-    def rank(
-        self,
+    def get(self, record: MemoryRecord) -> tuple[Counter[str], str]:
+        entry = self._entries.get(record.id)
+        if entry is None:
+            entry = (Counter(keyword_terms(record.content)), dedup_key(record.content))
+            self._entries[record.id] = entry
+            if len(self._entries) > self._max_entries:
+                self._entries.popitem(last=False)
+        else:
+            self._entries.move_to_end(record.id)
+        return entry
+
+
+@dataclass(frozen=True, slots=True)
+class ScopeIndex:
+    """One scope's memories, prepared for ranking. Quarantined memories are left out of
+    the ranking but their texts count as known (capture does not store them again)."""
+
+    records: list[MemoryRecord]
+    known_keys: frozenset[str]
+    matrix: npt.NDArray[np.float32] | None  # rows of `records`; zeros where no vector
+    has_vector: npt.NDArray[np.bool_]
+    postings: dict[str, tuple[Indices, Floats]]  # term -> (record rows, term counts)
+    lengths: Floats
+    created_at: Floats
+    access_count: Floats
+    valid_from: Floats  # NaN: no bound
+    valid_to: Floats
+
+    @property
+    def size(self) -> int:
+        return len(self.records)
+
+    @classmethod
+    def build(
+        cls,
         records: Sequence[MemoryRecord],
-        query_text: str,
-        query_vector: Vector | None,
-        now: float,
-        settings: MemoryRankingPolicy,
-        top_k: int,
-        mode: RankMode = "fused",
-    ) -> list[ScoredMemory]:
+        embedder_name: str,
+        terms: TermCache | None = None,
+    ) -> ScopeIndex:
+        terms = terms or TermCache()
         usable = [record for record in records if record.quarantine is None]
-        if not usable or top_k <= 0:
-            return []
-        dense = self._dense(usable, query_vector, settings)
-        keyword = self._keyword(usable, query_text)
-        if mode == "dense":
-            relevance = dense
-        elif mode == "keyword":
-            relevance = keyword
-        else:
-            relevance = settings.dense_weight * dense + settings.keyword_weight * keyword
-        modifiers = np.array([_modifier(record, now, settings) for record in usable])
-        scores = relevance * modifiers
-        order = np.argsort(-scores, kind="stable")
-        ranked: list[ScoredMemory] = []
-        for index in order[:top_k]:
-            score = float(scores[index])
-            if score < settings.min_score:
-                break
-            ranked.append(
-                ScoredMemory(
-                    usable[index], round(score, 4), float(dense[index]), float(keyword[index])
-                )
+        count = len(usable)
+        # Vectors of another embedder (or shape) are not comparable: such memories are
+        # found by keyword only until re-embedded.
+        dimensions = next(
+            (
+                record.vector.shape[0]
+                for record in usable
+                if record.vector is not None and record.embedder == embedder_name
+            ),
+            None,
+        )
+        matrix = None
+        has_vector = np.zeros(count, dtype=np.bool_)
+        if dimensions is not None:
+            matrix = np.zeros((count, dimensions), dtype=np.float32)
+            for row, record in enumerate(usable):
+                vector = record.vector
+                if (
+                    vector is not None
+                    and record.embedder == embedder_name
+                    and vector.shape == (dimensions,)
+                ):
+                    matrix[row] = vector
+                    has_vector[row] = True
+        rows: defaultdict[str, list[int]] = defaultdict(list)
+        counts: defaultdict[str, list[float]] = defaultdict(list)
+        lengths = np.zeros(count, dtype=np.float64)
+        for row, record in enumerate(usable):
+            record_terms = terms.get(record)[0]
+            lengths[row] = sum(record_terms.values())
+            for term, tf in record_terms.items():
+                rows[term].append(row)
+                counts[term].append(float(tf))
+        postings = {
+            term: (np.asarray(rows[term], dtype=np.int64), np.asarray(counts[term]))
+            for term in rows
+        }
+
+        def column(values: Sequence[float | None]) -> Floats:
+            return np.asarray([np.nan if v is None else v for v in values], dtype=np.float64)
+
+        return cls(
+            records=usable,
+            known_keys=frozenset(terms.get(record)[1] for record in records),
+            matrix=matrix,
+            has_vector=has_vector,
+            postings=postings,
+            lengths=lengths,
+            created_at=column([record.created_at for record in usable]),
+            access_count=column([float(record.access_count) for record in usable]),
+            valid_from=column([record.valid_from for record in usable]),
+            valid_to=column([record.valid_to for record in usable]),
+        )
+
+
+def rank(
+    index: ScopeIndex,
+    query_text: str,
+    query_vector: Vector | None,
+    now: float,
+    settings: MemoryRankingPolicy,
+    top_k: int,
+    mode: RankMode = "fused",
+) -> list[ScoredMemory]:
+    if index.size == 0 or top_k <= 0:
+        return []
+    dense = _dense(index, query_vector, settings)
+    keyword = _keyword(index, query_text)
+    if mode == "dense":
+        relevance = dense
+    elif mode == "keyword":
+        relevance = keyword
+    else:
+        relevance = settings.dense_weight * dense + settings.keyword_weight * keyword
+    scores = relevance * _modifiers(index, now, settings)
+    order = np.argsort(-scores, kind="stable")[:top_k]
+    ranked: list[ScoredMemory] = []
+    for row in order:
+        score = float(scores[row])
+        if score < settings.min_score:
+            break
+        ranked.append(
+            ScoredMemory(
+                index.records[row], round(score, 4), float(dense[row]), float(keyword[row])
             )
-        return ranked
+        )
+    return ranked
 
-    def _dense(
-        self, records: Sequence[MemoryRecord], query: Vector | None, settings: MemoryRankingPolicy
-    ) -> np.ndarray:
-        result = np.zeros(len(records), dtype=np.float64)
-        if query is None:
-            return result
-        rows = [
-            i
-            for i, record in enumerate(records)
-            # Vectors of another embedder are not comparable: such memories are found
-            # by keyword only until re-embedded.
-            if record.vector is not None
-            and record.embedder == self._embedder
-            and record.vector.shape == query.shape
-        ]
-        if not rows:
-            return result
-        matrix = np.stack([records[i].vector for i in rows])  # type: ignore[misc]
-        cosine = matrix @ query.astype(np.float32)
-        span = max(settings.dense_ceiling - settings.dense_floor, 1e-6)
-        result[rows] = np.clip((cosine - settings.dense_floor) / span, 0.0, 1.0)
+
+def _dense(index: ScopeIndex, query: Vector | None, settings: MemoryRankingPolicy) -> Floats:
+    result = np.zeros(index.size, dtype=np.float64)
+    if query is None or index.matrix is None or query.shape != (index.matrix.shape[1],):
         return result
-
-    def _keyword(self, records: Sequence[MemoryRecord], query_text: str) -> np.ndarray:
-        result = np.zeros(len(records), dtype=np.float64)
-        query_terms = set(keyword_terms(query_text))
-        if not query_terms:
-            return result
-        documents = [self._terms_of(record) for record in records]
-        lengths = np.array([sum(doc.values()) for doc in documents], dtype=np.float64)
-        average_length = max(float(lengths.mean()), 1.0)
-        count = len(documents)
-        best = 0.0
-        for term in query_terms:
-            frequency = sum(1 for doc in documents if term in doc)
-            # Lucene's BM25 idf: always positive, also for terms in most documents. A
-            # term no memory contains is weighed as if one did: with its zero-frequency
-            # idf it would dwarf every matched term in a small scope.
-            idf = math.log(1 + (count - max(frequency, 1) + 0.5) / (max(frequency, 1) + 0.5))
-            best += idf  # a single occurrence in a memory of average length
-            if frequency == 0:
-                continue
-            for i, doc in enumerate(documents):
-                tf = doc.get(term, 0)
-                if tf:
-                    norm = _BM25_K1 * (1 - _BM25_B + _BM25_B * lengths[i] / average_length)
-                    result[i] += idf * tf * (_BM25_K1 + 1) / (tf + norm)
-        if best > 0:
-            result /= best
-        return np.clip(result, 0.0, 1.0)
-
-    def _terms_of(self, record: MemoryRecord) -> Counter[str]:
-        terms = self._terms.get(record.id)
-        if terms is None:
-            terms = Counter(keyword_terms(record.content))
-            self._terms[record.id] = terms
-            if len(self._terms) > self._term_cache_size:
-                self._terms.popitem(last=False)
-        else:
-            self._terms.move_to_end(record.id)
-        return terms
+    cosine = (index.matrix @ query.astype(np.float32)).astype(np.float64)
+    span = max(settings.dense_ceiling - settings.dense_floor, 1e-6)
+    scaled = np.clip((cosine - settings.dense_floor) / span, 0.0, 1.0)
+    return np.where(index.has_vector, scaled, 0.0)
 
 
-def _modifier(record: MemoryRecord, now: float, settings: MemoryRankingPolicy) -> float:
-    age_days = max(now - record.created_at, 0.0) / _SECONDS_PER_DAY
-    recency: float = 0.5 ** (age_days / max(settings.recency_half_life_days, 1e-6))
-    access = min(math.log1p(record.access_count) / _ACCESS_SATURATION, 1.0)
+def _keyword(index: ScopeIndex, query_text: str) -> Floats:
+    result = np.zeros(index.size, dtype=np.float64)
+    query_terms = set(keyword_terms(query_text))
+    if not query_terms:
+        return result
+    count = index.size
+    average_length = max(float(index.lengths.mean()), 1.0)
+    norms = _BM25_K1 * (1 - _BM25_B + _BM25_B * index.lengths / average_length)
+    best = 0.0
+    for term in query_terms:
+        rows, tf = index.postings.get(term, (None, None))
+        frequency = 0 if rows is None else len(rows)
+        # Lucene's BM25 idf: always positive, also for terms in most documents. A term
+        # no memory contains is weighed as if one did: with its zero-frequency idf it
+        # would dwarf every matched term in a small scope.
+        seen = max(frequency, 1)
+        idf = math.log(1 + (count - seen + 0.5) / (seen + 0.5))
+        best += idf  # a single occurrence in a memory of average length
+        if rows is not None and tf is not None:
+            result[rows] += idf * tf * (_BM25_K1 + 1) / (tf + norms[rows])
+    if best > 0:
+        result /= best
+    return np.clip(result, 0.0, 1.0)
+
+
+def _modifiers(index: ScopeIndex, now: float, settings: MemoryRankingPolicy) -> Floats:
+    age_days = np.maximum(now - index.created_at, 0.0) / _SECONDS_PER_DAY
+    recency = 0.5 ** (age_days / max(settings.recency_half_life_days, 1e-6))
+    access = np.minimum(np.log1p(index.access_count) / _ACCESS_SATURATION, 1.0)
     base = 1.0 - settings.recency_weight - settings.access_weight
     factor = base + settings.recency_weight * recency + settings.access_weight * access
-    return factor * (1.0 if record.holds_at(now) else settings.stale_factor)
+    started = np.isnan(index.valid_from) | (now >= index.valid_from)
+    not_ended = np.isnan(index.valid_to) | (now < index.valid_to)
+    result: Floats = factor * np.where(started & not_ended, 1.0, settings.stale_factor)
+    return result

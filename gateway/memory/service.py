@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -14,7 +15,7 @@ from typing import Any
 from gateway.embed.protocol import Embedder
 from gateway.memory.guard import GuardVerdict, inspect_memory_content
 from gateway.memory.records import MemoryRecord, MemoryScope, Vector, new_memory_id
-from gateway.memory.retrieval import MemoryRanker, RankMode, ScoredMemory
+from gateway.memory.retrieval import RankMode, ScopeIndex, ScoredMemory, TermCache, rank
 from gateway.memory.session import SessionTurn, merge_turn
 from gateway.memory.store import MemoryStore, SessionStore
 from gateway.memory.text import dedup_key
@@ -46,20 +47,58 @@ class MemoryRefused(Exception):
         self.verdict = verdict
 
 
+@dataclass(frozen=True, slots=True)
+class _CachedScope:
+    version: str
+    built_at: float  # monotonic
+    index: ScopeIndex
+
+
 class MemoryService:
+    """Holds, per process, prepared indexes of recently used scopes (bounded LRU): one
+    cheap version read per request instead of loading and indexing a user's memories.
+    A scope's index is rebuilt when its version changes (any add or delete, by any
+    replica) and at the latest after `scope_max_age_seconds`, which bounds how stale
+    the access counts used in ranking may be."""
+
     def __init__(
         self,
         store: MemoryStore,
         sessions: SessionStore,
         embedder: Embedder,
         clock: Callable[[], float] = time.time,
+        *,
+        max_cached_scopes: int = 1024,
+        scope_max_age_seconds: float = 60.0,
     ) -> None:
         self.store = store
         self.sessions = sessions
         self._embedder = embedder
-        self._ranker = MemoryRanker(embedder.name)
         self._clock = clock
         self._embed_failures = ThrottledLogger(logger, interval_seconds=60.0)
+        self._scopes: OrderedDict[MemoryScope, _CachedScope] = OrderedDict()
+        self._max_cached_scopes = max_cached_scopes
+        self._scope_max_age = scope_max_age_seconds
+        self._terms = TermCache()
+
+    async def scope_index(self, scope: MemoryScope) -> ScopeIndex:
+        version = await self.store.scope_version(scope.tenant, scope.user)
+        cached = self._scopes.get(scope)
+        now = time.monotonic()
+        if (
+            cached is not None
+            and cached.version == version
+            and now - cached.built_at < self._scope_max_age
+        ):
+            self._scopes.move_to_end(scope)
+            return cached.index
+        records = await self.store.in_scope(scope)
+        index = ScopeIndex.build(records, self._embedder.name, self._terms)
+        self._scopes[scope] = _CachedScope(version, now, index)
+        self._scopes.move_to_end(scope)
+        while len(self._scopes) > self._max_cached_scopes:
+            self._scopes.popitem(last=False)
+        return index
 
     async def add(
         self, scope: MemoryScope, items: Sequence[NewMemory], policy: MemoryPolicy
@@ -121,19 +160,19 @@ class MemoryService:
         *,
         query_vector: Vector | None = None,
         mode: RankMode = "fused",
-        records: Sequence[MemoryRecord] | None = None,
+        index: ScopeIndex | None = None,
         now: float | None = None,
     ) -> list[ScoredMemory]:
         """Best first, at most `top_k`, at least the policy's `min_score`; one result
         per distinct text (the best-scored copy)."""
-        if records is None:
-            records = await self.store.in_scope(scope)
-        if not records or not query.strip():
+        if index is None:
+            index = await self.scope_index(scope)
+        if index.size == 0 or not query.strip():
             return []
         if query_vector is None and mode != "keyword":
             query_vector = await self.embed_query(query, policy.embed_timeout_seconds)
-        ranked = self._ranker.rank(
-            records,
+        ranked = rank(
+            index,
             query,
             query_vector,
             self._clock() if now is None else now,

@@ -52,6 +52,11 @@ class MemoryStore(Protocol):
         """Every record of the scope, with vectors: what retrieval ranks."""
         ...
 
+    async def scope_version(self, tenant: str, user: str) -> str:
+        """Changes whenever a memory of the user is added or deleted (not on touch):
+        lets readers keep a prepared copy of the scope until it changes."""
+        ...
+
     async def touch(self, tenant: str, memory_ids: Sequence[str], at: float) -> None:
         """Count an access (injected or returned by search) and stamp its time."""
         ...

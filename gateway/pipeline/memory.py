@@ -15,8 +15,8 @@ from gateway.cache.keys import last_user_text
 from gateway.memory.capture import extract_statements
 from gateway.memory.inject import build_block, insert_after_system_prompt
 from gateway.memory.limits import ModelLimits
-from gateway.memory.records import MemoryRecord, MemoryScope
-from gateway.memory.retrieval import ScoredMemory
+from gateway.memory.records import MemoryScope
+from gateway.memory.retrieval import ScopeIndex, ScoredMemory
 from gateway.memory.service import MemoryService, NewMemory
 from gateway.memory.session import MemoryCandidate, from_retrieval
 from gateway.memory.text import dedup_key
@@ -51,9 +51,9 @@ class MemoryStage:
         messages: list[dict[str, Any]] = list(ctx.body.get("messages") or [])
         query = last_user_text(messages)
         with ctx.timed("memory_retrieve"):
-            records = await self._service.store.in_scope(scope)
+            index = await self._service.scope_index(scope)
             retrieved: list[ScoredMemory] = []
-            if records and query:
+            if index.size and query:
                 vector = ctx.query_vector if ctx.query_text == query else None
                 retrieved = await self._service.search(
                     scope,
@@ -61,7 +61,7 @@ class MemoryStage:
                     policy.retrieve_top_k,
                     policy,
                     query_vector=vector,
-                    records=records,
+                    index=index,
                 )
             if ctx.session:
                 turn = await self._service.session_turn(scope, ctx.session, retrieved, policy)
@@ -73,7 +73,7 @@ class MemoryStage:
             if injected:
                 await self._service.touch(ctx.tenant, injected)
         if policy.capture.enabled and query:
-            await self._capture(ctx, policy, scope, messages, records)
+            await self._capture(ctx, policy, scope, messages, index)
 
     def _inject(
         self,
@@ -107,9 +107,9 @@ class MemoryStage:
         policy: MemoryPolicy,
         scope: MemoryScope,
         messages: list[dict[str, Any]],
-        records: list[MemoryRecord],
+        index: ScopeIndex,
     ) -> None:
-        known = {dedup_key(record.content) for record in records}
+        known = index.known_keys
         statements = [
             text
             for text in extract_statements(last_user_text(messages))
