@@ -132,3 +132,17 @@ async def test_sessions_are_scoped_and_expire(stores: Stores) -> None:
     assert await sessions.load("globex", "alice", "s1") == []
     await asyncio.sleep(1.2)
     assert await sessions.load("acme", "alice", "s1") == []
+
+
+async def test_scope_version_moves_on_add_and_delete_only(stores: Stores) -> None:
+    store, _ = stores
+    versions = [await store.scope_version("acme", "alice")]
+    await store.add([record("m1")])
+    versions.append(await store.scope_version("acme", "alice"))
+    await store.touch("acme", ["m1"], at=2.0)
+    assert await store.scope_version("acme", "alice") == versions[-1]
+    await store.add([record("b1", user="bob")])
+    assert await store.scope_version("acme", "alice") == versions[-1]
+    await store.delete("acme", "m1")
+    versions.append(await store.scope_version("acme", "alice"))
+    assert len(set(versions)) == 3

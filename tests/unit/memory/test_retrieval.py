@@ -130,3 +130,19 @@ async def test_access_is_counted(service: MemoryService) -> None:
     stored = await service.store.get("acme", record.id)
     assert stored is not None
     assert stored.access_count == 2 and stored.last_access_at == NOW
+
+
+async def test_a_prepared_scope_is_reused_until_any_replica_changes_it(
+    service: MemoryService,
+) -> None:
+    other_replica = MemoryService(service.store, service.sessions, TableEmbedder({}, [1.0, 0.0]))
+    await service.add(ALICE, [NewMemory(content="Likes tea.")], POLICY)
+    first = await service.scope_index(ALICE)
+    assert await service.scope_index(ALICE) is first
+    await other_replica.add(ALICE, [NewMemory(content="Likes green tea most.")], POLICY)
+    second = await service.scope_index(ALICE)
+    assert second is not first and second.size == 2
+    found = (await service.search(ALICE, "green", 5, POLICY))[0]
+    assert found.record.content == "Likes green tea most."
+    await other_replica.store.delete("acme", found.record.id)
+    assert (await service.scope_index(ALICE)).size == 1
