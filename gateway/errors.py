@@ -6,6 +6,9 @@ GatewayError                      any error a client may see
 ├── Unauthorized          401     authentication_error
 ├── Forbidden             403     permission_error
 ├── ModelNotFound         404     invalid_request_error / model_not_found
+├── MemoryNotFound        404     invalid_request_error / memory_not_found
+├── MemoryRejected        422     invalid_request_error / memory_rejected
+├── StoreUnavailableError 503     server_error / store_unavailable
 └── UpstreamError         429/502/504/4xx  raised by providers/ after mapping
                                   litellm's exceptions; never carries upstream text
                                   that could hold a secret.
@@ -72,6 +75,26 @@ class ModelNotFound(GatewayError):
     status_code = 404
     error_type = "invalid_request_error"
     code = "model_not_found"
+
+
+class MemoryNotFound(GatewayError):
+    status_code = 404
+    error_type = "invalid_request_error"
+    code = "memory_not_found"
+
+
+class MemoryRejected(GatewayError):
+    """The write guard refused the content (prompt injection or secret)."""
+
+    status_code = 422
+    error_type = "invalid_request_error"
+    code = "memory_rejected"
+
+
+class StoreUnavailableError(GatewayError):
+    status_code = 503
+    error_type = "server_error"
+    code = "store_unavailable"
 
 
 class UpstreamError(GatewayError):

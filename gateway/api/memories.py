@@ -23,7 +23,13 @@ from gateway.api.schemas import parse_body
 from gateway.api.scope import NAMESPACE_HEADER, checked_identifier, memory_user, scope_header
 from gateway.auth import Principal
 from gateway.cache.redis_connection import StoreUnavailable
-from gateway.errors import Forbidden, GatewayError, InvalidRequest
+from gateway.errors import (
+    Forbidden,
+    InvalidRequest,
+    MemoryNotFound,
+    MemoryRejected,
+    StoreUnavailableError,
+)
 from gateway.memory.records import MemoryRecord, MemoryScope, parse_time
 from gateway.memory.service import MemoryRefused, MemoryService, NewMemory
 from gateway.policy.models import MemoryPolicy
@@ -36,28 +42,12 @@ DEFAULT_PAGE_SIZE = 20
 MAX_PAGE_SIZE = 100
 
 
-class MemoryNotFound(GatewayError):
-    status_code = 404
-    error_type = "invalid_request_error"
-    code = "memory_not_found"
-
-
-class MemoryRejected(GatewayError):
-    status_code = 422
-    error_type = "invalid_request_error"
-    code = "memory_rejected"
-
-
 @asynccontextmanager
 async def _store_errors() -> AsyncIterator[None]:
     try:
         yield
     except StoreUnavailable:
-        raise GatewayError(
-            "The memory store is unavailable; retry shortly.",
-            status_code=503,
-            code="store_unavailable",
-        ) from None
+        raise StoreUnavailableError("The memory store is unavailable; retry shortly.") from None
 
 
 def _tenant(request: Request, principal: Principal) -> str:
