@@ -3,30 +3,34 @@ lifespan, never at import time, so importing `gateway.app` is cheap and side-eff
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
 
-from gateway.api import chat, embeddings, health, memories, models
+from gateway.api import admin, chat, dashboard, embeddings, health, memories, models
 from gateway.api.errors import install_error_handlers
 from gateway.api.request_id import RequestIdMiddleware
 from gateway.auth import KeyRegistry
 from gateway.components import ComponentsFactory, load_components
-from gateway.memory.limits import model_limits
+from gateway.memory.limits import ModelLimits, model_limits
 from gateway.memory.service import MemoryService
 from gateway.memory.tokens import Tokenizers
+from gateway.pipeline.audit import HitAuditor
 from gateway.pipeline.classify import ClassifyStage
 from gateway.pipeline.exact import ExactCacheStage
 from gateway.pipeline.memory import MemoryStage
 from gateway.pipeline.runner import ChatPipeline
 from gateway.pipeline.semantic import SemanticCacheStage
-from gateway.policy.loader import PolicyStore
+from gateway.policy.loader import PolicyStore, stop_watching
 from gateway.providers.protocol import Provider
 from gateway.services import Services
 from gateway.settings import GatewayConfig
 from gateway.storage import open_storage
+from gateway.telemetry.metrics import GatewayMetrics
+from gateway.telemetry.recorder import CostEstimator, DecisionRecorder, no_cost
 
 logger = logging.getLogger(__name__)
 
@@ -47,6 +51,73 @@ def _context_window_lookup(provider: Provider) -> Callable[[str], int | None]:
     if isinstance(provider, LiteLLMProvider):
         return litellm_context_window
     return lambda model: None
+
+
+def _cost_estimator(provider: Provider, limits: ModelLimits) -> CostEstimator:
+    from gateway.providers.litellm_provider import LiteLLMProvider, litellm_cost_usd
+
+    if not isinstance(provider, LiteLLMProvider):
+        return no_cost
+
+    def estimate(model: str, prompt_tokens: int, completion_tokens: int) -> float:
+        upstream = limits.tokenizer_model(model)
+        return litellm_cost_usd(upstream, prompt_tokens, completion_tokens)
+
+    return estimate
+
+
+def _export_policy_reloads(metrics: GatewayMetrics, policies: PolicyStore) -> None:
+    metrics.counter_at_scrape(
+        "gateway_policy_reloads",
+        "Policy reloads attempted.",
+        (),
+        lambda: [((), float(policies.reloads_total))],
+    )
+    metrics.counter_at_scrape(
+        "gateway_policy_reload_errors",
+        "Policy reloads rejected (previous policies kept).",
+        (),
+        lambda: [((), float(policies.reload_errors_total))],
+    )
+    metrics.gauge_at_scrape(
+        "gateway_policy_reload_failing",
+        "1 while the last policy reload failed.",
+        (),
+        lambda: [((), 1.0 if policies.status().get("last_error") else 0.0)],
+    )
+
+
+def _export_audit(metrics: GatewayMetrics, auditor: HitAuditor) -> None:
+    def rows(field: str) -> list[tuple[tuple[str, ...], float]]:
+        return [((row["tenant"], row["layer"]), float(row[field])) for row in auditor.estimates()]
+
+    labels = ("tenant", "layer")
+    metrics.counter_at_scrape(
+        "gateway_audit_samples",
+        "Cache hits audited against a fresh answer.",
+        labels,
+        lambda: rows("sampled"),
+    )
+    metrics.counter_at_scrape(
+        "gateway_audit_false_hits",
+        "Audited hits whose fresh answer disagreed.",
+        labels,
+        lambda: rows("false_hits"),
+    )
+    metrics.gauge_at_scrape(
+        "gateway_audit_false_hit_rate",
+        "Estimated false-hit rate (audited share).",
+        labels,
+        lambda: rows("rate"),
+    )
+    metrics.gauge_at_scrape(
+        "gateway_audit_false_hit_rate_upper95",
+        "Upper end of the 95 % Wilson interval of the false-hit rate.",
+        labels,
+        lambda: [
+            ((row["tenant"], row["layer"]), float(row["ci95"][1])) for row in auditor.estimates()
+        ],
+    )
 
 
 def create_app(
@@ -74,6 +145,11 @@ def create_app(
         tokenizers = Tokenizers()
         memory = MemoryService(storage.memories, storage.sessions, components.embedder)
         limits = model_limits(config, _context_window_lookup(provider))
+        metrics = GatewayMetrics()
+        recorder = DecisionRecorder(metrics, _cost_estimator(provider, limits))
+        auditor = HitAuditor(provider, components.reviewer)
+        _export_audit(metrics, auditor)
+        _export_policy_reloads(metrics, policies)
         app.state.services = Services(
             config=config,
             keys=KeyRegistry(config.auth),
@@ -85,9 +161,13 @@ def create_app(
                 ExactCacheStage(storage.exact),
                 semantic=semantic,
                 classify=ClassifyStage(components.classifier),
-                memory=MemoryStage(memory, tokenizers, limits),
+                memory=MemoryStage(memory, tokenizers, limits, metrics.store_failure),
+                on_store_failure=metrics.store_failure,
             ),
             memory=memory,
+            recorder=recorder,
+            metrics=metrics,
+            auditor=auditor,
         )
         logger.info(
             "gateway ready: %d models, storage=%s, policies from %s, auth=%s",
@@ -96,10 +176,17 @@ def create_app(
             policies.source,
             "open (no tenants configured)" if not config.auth.tenants else "api keys",
         )
+        # Policy files are re-read within a couple of seconds of an edit; a broken edit
+        # leaves the previous policies active (see gateway/policy/loader.py).
+        policy_watcher = asyncio.create_task(
+            policies.watch(interval_seconds=config.policy_reload_seconds), name="policy-watcher"
+        )
         try:
             yield
         finally:
+            await stop_watching(policy_watcher)
             app.state.services = None
+            await auditor.close()
             await storage.close()
             await provider.close()
 
@@ -116,6 +203,8 @@ def create_app(
         models.router,
         embeddings.router,
         memories.router,
+        admin.router,
+        dashboard.router,
         health.router,
     ):
         app.include_router(router)

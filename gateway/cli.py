@@ -1,4 +1,4 @@
-"""Command line: `gateway serve` and `gateway bench`."""
+"""Command line: `gateway serve`, `bench`, `eval` and `policy check`."""
 
 from __future__ import annotations
 
@@ -7,15 +7,38 @@ import logging
 import os
 import sys
 from collections.abc import Sequence
+from urllib.parse import urlsplit
 
-from gateway.settings import ConfigError, config_path_from, load_config
+from gateway.settings import ConfigError, GatewayConfig, config_path_from, load_config
+from gateway.telemetry.logs import configure_logging, is_sensitive_key
 
 
-def _configure_logging(level: str) -> None:
-    logging.basicConfig(
-        level=level.upper(),
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-        stream=sys.stderr,
+def _known_secrets(config: GatewayConfig) -> list[str]:
+    """Plaintext credentials in the config, to be redacted from every log line."""
+    secrets = [key for tenant in config.auth.tenants for key in tenant.api_keys]
+    secrets += config.auth.admin_keys
+    for deployment in config.model_list:
+        params = deployment.litellm_params
+        if isinstance(params.api_key, str):
+            secrets.append(params.api_key)
+        for name, value in (params.model_extra or {}).items():
+            if isinstance(value, str) and is_sensitive_key(name):
+                secrets.append(value)
+    if config.storage.redis_url:
+        try:
+            password = urlsplit(config.storage.redis_url).password
+        except ValueError:
+            password = None
+        if password:
+            secrets.append(password)
+    return secrets
+
+
+def _configure_logging(config: GatewayConfig, log_format: str = "json") -> None:
+    configure_logging(
+        config.server.log_level,
+        json=log_format != "text",
+        secrets=_known_secrets(config),
     )
 
 
@@ -26,7 +49,7 @@ def _serve(args: argparse.Namespace) -> int:
     except ConfigError as exc:
         print(f"gateway: {exc}", file=sys.stderr)
         return 2
-    _configure_logging(config.server.log_level)
+    _configure_logging(config, args.log_format)
     for warning in warnings:
         logging.getLogger("gateway.config").warning("%s: %s", path, warning)
     # Math libraries must not fight over the two cores with the event loop.
@@ -42,6 +65,7 @@ def _serve(args: argparse.Namespace) -> int:
         port=args.port or config.server.port,
         log_level=config.server.log_level,
         access_log=False,  # the gateway logs its own decision line per request
+        log_config=None,  # keep the redacting root handler; uvicorn's loggers propagate to it
         server_header=False,
     )
     return 0
@@ -82,6 +106,14 @@ def _eval(args: argparse.Namespace) -> int:
     )
 
 
+def _policy_check(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from gateway.policy.check import run_check
+
+    return run_check(Path(args.path))
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="gateway", description="OpenAI-compatible LLM gateway")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -92,6 +124,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.add_argument("--host", help="bind address (default: server.host from the config)")
     serve.add_argument("--port", type=int, help="port (default: server.port from the config)")
+    serve.add_argument(
+        "--log-format",
+        choices=("json", "text"),
+        default="json",
+        help="json: one JSON object per line (default); text: one readable line",
+    )
     serve.set_defaults(handler=_serve)
 
     bench = commands.add_parser(
@@ -130,6 +168,20 @@ def build_parser() -> argparse.ArgumentParser:
         "--policy", help="memory: a policy YAML whose memory section to use (default: built-in)"
     )
     evaluate.set_defaults(handler=_eval)
+
+    policy = commands.add_parser("policy", help="work with policy files")
+    policy_commands = policy.add_subparsers(dest="policy_command", required=True)
+    check = policy_commands.add_parser(
+        "check",
+        help="validate policy files offline: prints 'ok: N files' or every error, exits 0 or 1",
+    )
+    check.add_argument(
+        "path",
+        nargs="?",
+        default="policies",
+        help="a policies folder or one policy file (default: policies)",
+    )
+    check.set_defaults(handler=_policy_check)
     return parser
 
 

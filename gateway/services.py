@@ -6,11 +6,14 @@ from dataclasses import dataclass
 
 from gateway.auth import KeyRegistry
 from gateway.memory.service import MemoryService
+from gateway.pipeline.audit import HitAuditor
 from gateway.pipeline.runner import ChatPipeline
 from gateway.policy.loader import PolicyStore
 from gateway.providers.protocol import Provider
 from gateway.settings import GatewayConfig
 from gateway.storage import Storage
+from gateway.telemetry.metrics import GatewayMetrics
+from gateway.telemetry.recorder import DecisionRecorder
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,3 +25,6 @@ class Services:
     storage: Storage
     pipeline: ChatPipeline
     memory: MemoryService
+    recorder: DecisionRecorder
+    metrics: GatewayMetrics
+    auditor: HitAuditor

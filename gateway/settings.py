@@ -134,6 +134,8 @@ class GatewayConfig(_Strict):
     # Relative paths (policies_dir, storage.path) are relative to the working
     # directory, as in LiteLLM's proxy config.
     policies_dir: Path = Path("policies")
+    # How often the policies folder is checked for edits (hot reload).
+    policy_reload_seconds: float = Field(default=1.0, gt=0, le=3600)
 
     @model_validator(mode="after")
     def _fallback_targets_known(self) -> GatewayConfig:

@@ -19,7 +19,7 @@ from gateway.errors import GatewayError, ModelNotFound
 from gateway.pipeline.context import CacheControl, ChatContext
 from gateway.pipeline.reasons import Layer
 from gateway.pipeline.runner import CompletionOutcome
-from gateway.telemetry.decisions import log_decision
+from gateway.telemetry.recorder import DecisionRecorder
 
 logger = logging.getLogger(__name__)
 router = APIRouter()
@@ -62,23 +62,29 @@ async def chat_completions(request: Request) -> Response:
     try:
         outcome = await services.pipeline.run(ctx)
     except GatewayError as exc:
-        log_decision(ctx, exc.status_code)
+        services.recorder.record(ctx, exc.status_code)
         raise
     except Exception as exc:
-        log_decision(ctx, 500)
+        services.recorder.record(ctx, 500)
         raise GatewayError("The gateway failed to handle this request.") from exc
     headers = _cache_headers(ctx)
     if isinstance(outcome, CompletionOutcome):
-        return _render_completion(ctx, outcome, headers)
+        if ctx.layer in (Layer.EXACT, Layer.SEMANTIC):
+            # Sampled hits are re-asked upstream in the background (false-hit audit).
+            services.auditor.maybe_audit(ctx, outcome.completion)
+        return _render_completion(ctx, outcome, headers, services.recorder)
     return StreamingResponse(
-        _relay(ctx, outcome.chunks),
+        _relay(ctx, outcome.chunks, services.recorder),
         media_type="text/event-stream",
         headers={**SSE_HEADERS, **headers},
     )
 
 
 def _render_completion(
-    ctx: ChatContext, outcome: CompletionOutcome, headers: dict[str, str]
+    ctx: ChatContext,
+    outcome: CompletionOutcome,
+    headers: dict[str, str],
+    recorder: DecisionRecorder,
 ) -> Response:
     completion = outcome.completion
 
@@ -87,7 +93,7 @@ def _render_completion(
         # client nothing.
         if outcome.after_response is not None:
             await outcome.after_response()
-        log_decision(ctx, 200)
+        recorder.record(ctx, 200)
 
     response: Response
     if not ctx.stream:
@@ -105,7 +111,9 @@ def _render_completion(
     return response
 
 
-async def _relay(ctx: ChatContext, chunks: AsyncIterator[dict[str, Any]]) -> AsyncIterator[bytes]:
+async def _relay(
+    ctx: ChatContext, chunks: AsyncIterator[dict[str, Any]], recorder: DecisionRecorder
+) -> AsyncIterator[bytes]:
     status = CLIENT_CLOSED_STATUS
     try:
         async for chunk in chunks:
@@ -118,4 +126,4 @@ async def _relay(ctx: ChatContext, chunks: AsyncIterator[dict[str, Any]]) -> Asy
         status = exc.status_code
         yield sse_event(exc.envelope())
     finally:
-        log_decision(ctx, status)
+        recorder.record(ctx, status)

@@ -7,6 +7,8 @@ import uuid
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from gateway.telemetry.logs import bind_request_id, reset_request_id
+
 REQUEST_ID_HEADER = b"x-request-id"
 # A client-supplied id is kept only if it is short and plain (it reaches the logs).
 _SAFE_ID = re.compile(rb"^[A-Za-z0-9._:-]{1,128}$")
@@ -36,4 +38,9 @@ class RequestIdMiddleware:
                 message["headers"] = [*message.get("headers", []), (REQUEST_ID_HEADER, encoded)]
             await send(message)
 
-        await self.app(scope, receive, send_with_id)
+        # Every log line written while this request is served carries its id.
+        token = bind_request_id(request_id)
+        try:
+            await self.app(scope, receive, send_with_id)
+        finally:
+            reset_request_id(token)

@@ -18,6 +18,7 @@ from typing import TypeVar
 import orjson
 
 from gateway.cache.protocols import CachedCompletion
+from gateway.cache.purge import PurgeFilter
 
 T = TypeVar("T")
 
@@ -28,11 +29,15 @@ CREATE TABLE IF NOT EXISTS exact_cache (
     model TEXT NOT NULL,
     completion BLOB NOT NULL,
     created_at REAL NOT NULL,
-    expires_at REAL NOT NULL
+    expires_at REAL NOT NULL,
+    namespace TEXT NOT NULL DEFAULT '{}'
 );
 CREATE INDEX IF NOT EXISTS exact_cache_expires ON exact_cache (expires_at);
 CREATE INDEX IF NOT EXISTS exact_cache_tenant ON exact_cache (tenant, model);
 """
+
+
+EXACT_CACHE_MIGRATIONS = (("exact_cache", "namespace", "TEXT NOT NULL DEFAULT '{}'"),)
 
 
 class SQLiteDatabase:
@@ -43,7 +48,10 @@ class SQLiteDatabase:
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sqlite")
         self._connection: sqlite3.Connection | None = None
 
-    async def open(self, schema: str) -> None:
+    async def open(self, schema: str, migrations: tuple[tuple[str, str, str], ...] = ()) -> None:
+        """`migrations`: (table, column, definition) added when an older file lacks
+        them, so a data directory written by an older version keeps working."""
+
         def _open() -> None:
             self._path.parent.mkdir(parents=True, exist_ok=True)
             connection = sqlite3.connect(self._path, check_same_thread=False, isolation_level=None)
@@ -53,6 +61,10 @@ class SQLiteDatabase:
             connection.execute("PRAGMA synchronous=NORMAL")
             connection.execute("PRAGMA busy_timeout=5000")
             connection.executescript(schema)
+            for table, column, definition in migrations:
+                columns = {row[1] for row in connection.execute(f"PRAGMA table_info({table})")}
+                if column not in columns:
+                    connection.execute(f"ALTER TABLE {table} ADD COLUMN {column} {definition}")
             self._connection = connection
 
         await self.run(_open)
@@ -97,7 +109,7 @@ class SQLiteExactCache:
     @classmethod
     async def open(cls, data_dir: Path) -> SQLiteExactCache:
         database = SQLiteDatabase(data_dir / "gateway.sqlite3")
-        await database.open(EXACT_CACHE_SCHEMA)
+        await database.open(EXACT_CACHE_SCHEMA, EXACT_CACHE_MIGRATIONS)
         cache = cls(database)
         await cache.sweep_expired()
         return cache
@@ -125,15 +137,33 @@ class SQLiteExactCache:
         payload = orjson.dumps(entry.completion)
         expires_at = self._clock() + ttl_seconds
 
+        namespace = orjson.dumps(entry.namespace).decode()
+
         def _put() -> None:
             self._db.connection.execute(
                 "INSERT OR REPLACE INTO exact_cache "
-                "(key, tenant, model, completion, created_at, expires_at) "
-                "VALUES (?, ?, ?, ?, ?, ?)",
-                (key, entry.tenant, entry.model, payload, entry.created_at, expires_at),
+                "(key, tenant, model, completion, created_at, expires_at, namespace) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (key, entry.tenant, entry.model, payload, entry.created_at, expires_at, namespace),
             )
 
         await self._db.run(_put)
+
+    async def purge(self, purge_filter: PurgeFilter) -> int:
+        def _purge() -> int:
+            connection = self._db.connection
+            rows = connection.execute(
+                "SELECT key, tenant, model, namespace FROM exact_cache"
+            ).fetchall()
+            doomed = [
+                (row[0],)
+                for row in rows
+                if purge_filter.matches(row[1], row[2], orjson.loads(row[3] or "{}"), row[0])
+            ]
+            connection.executemany("DELETE FROM exact_cache WHERE key = ?", doomed)
+            return len(doomed)
+
+        return await self._db.run(_purge)
 
     async def sweep_expired(self) -> int:
         now = self._clock()

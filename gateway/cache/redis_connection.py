@@ -308,3 +308,12 @@ def _module_name(module: Any) -> str:
         if key_text == "name":
             return (value.decode() if isinstance(value, bytes) else str(value)).lower()
     return ""
+
+
+def delete_keys(keys: list[bytes]) -> Callable[[Redis], Awaitable[int]]:
+    """An operation for `RedisConnection.run` that deletes `keys`; returns how many."""
+
+    async def delete(client: Redis) -> int:
+        return int(await client.delete(*keys))
+
+    return delete

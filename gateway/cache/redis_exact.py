@@ -12,9 +12,11 @@ import logging
 from typing import Any
 
 import orjson
+from redis.asyncio import Redis
 
 from gateway.cache.protocols import CachedCompletion
-from gateway.cache.redis_connection import RedisConnection
+from gateway.cache.purge import PurgeFilter
+from gateway.cache.redis_connection import RedisConnection, delete_keys
 from gateway.telemetry.throttled_log import ThrottledLogger
 
 logger = logging.getLogger(__name__)
@@ -43,6 +45,7 @@ class RedisExactCache:
                 tenant=str(value["tenant"]),
                 model=str(value["model"]),
                 created_at=float(value["created_at"]),
+                namespace=dict(value.get("namespace") or {}),
             )
         except (orjson.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
             # Written by something else (or an older layout): a miss, and the next
@@ -60,10 +63,47 @@ class RedisExactCache:
                 "tenant": entry.tenant,
                 "model": entry.model,
                 "created_at": entry.created_at,
+                "namespace": entry.namespace,
             }
         )
         ttl_ms = int(ttl_seconds * 1000)
         await self._connection.run(lambda client: client.set(redis_key, payload, px=ttl_ms))
+
+    async def purge(self, purge_filter: PurgeFilter) -> int:
+        """SCANs this prefix's exact entries (an operator action, O(entries)); keys are
+        hashes, so tenant, model and namespace are read from each value."""
+        pattern = f"{self._prefix}:exact:*"
+        removed = 0
+
+        async def _scan(client: Redis) -> list[bytes]:
+            return [key async for key in client.scan_iter(match=pattern, count=500)]
+
+        keys = await self._connection.run(_scan)
+        for start in range(0, len(keys), 500):
+            batch = keys[start : start + 500]
+
+            async def _read(client: Redis, batch: list[bytes] = batch) -> list[Any]:
+                return list(await client.mget(batch))
+
+            values = await self._connection.run(_read)
+            doomed = []
+            for redis_key, raw in zip(batch, values, strict=True):
+                if raw is None:
+                    continue
+                try:
+                    value = orjson.loads(raw)
+                except orjson.JSONDecodeError:
+                    continue
+                name = redis_key.decode() if isinstance(redis_key, bytes) else str(redis_key)
+                key = name.removeprefix(f"{self._prefix}:exact:")
+                namespace = value.get("namespace") or {}
+                if purge_filter.matches(
+                    str(value.get("tenant")), str(value.get("model")), namespace, key
+                ):
+                    doomed.append(redis_key)
+            if doomed:
+                removed += await self._connection.run(delete_keys(doomed))
+        return removed
 
     async def ping(self) -> bool:
         return await self._connection.ping()

@@ -43,7 +43,8 @@ from redisvl.query import CountQuery, VectorQuery
 from redisvl.query.filter import Num, Tag
 from redisvl.schema import IndexSchema
 
-from gateway.cache.redis_connection import RedisConnection, StoreUnavailable
+from gateway.cache.purge import PurgeFilter
+from gateway.cache.redis_connection import RedisConnection, StoreUnavailable, delete_keys
 from gateway.cache.vector_index import SemanticEntry
 from gateway.telemetry.throttled_log import ThrottledLogger
 
@@ -213,6 +214,7 @@ class RedisVectorIndex:
             "model": entry.model,
             "fingerprint": entry.fingerprint,
             "policy_version": entry.policy_version,
+            "namespace": orjson.dumps(entry.namespace),
             "query_text": entry.query_text,
             "completion": orjson.dumps(entry.completion),
             "created_at": entry.created_at,
@@ -307,8 +309,47 @@ class RedisVectorIndex:
         total = await self._query(CountQuery(filter_expression=Num("expires_at") > self._clock()))
         return 0 if total is None else int(total)
 
+    async def purge(self, purge_filter: PurgeFilter) -> int:
+        """SCANs this index's entries (an operator action, O(entries)) and deletes the
+        matching ones; the search index drops deleted hashes by itself."""
+        pattern = f"{self.key_prefix}:*"
+
+        async def _scan(client: Redis) -> list[bytes]:
+            return [key async for key in client.scan_iter(match=pattern, count=500)]
+
+        keys = await self._connection.run(_scan)
+        removed = 0
+        fields = ["entry_id", "tenant", "model", "namespace"]
+        for start in range(0, len(keys), 500):
+            batch = keys[start : start + 500]
+
+            async def _read(client: Redis, batch: list[bytes] = batch) -> list[Any]:
+                async with client.pipeline(transaction=False) as pipe:
+                    for key in batch:
+                        pipe.hmget(key, fields)
+                    return list(await pipe.execute())
+
+            rows = await self._connection.run(_read)
+            doomed = []
+            for key, (entry_id, tenant, model, namespace) in zip(batch, rows, strict=True):
+                if entry_id is None:
+                    continue
+                try:
+                    stored = orjson.loads(namespace) if namespace else {}
+                except orjson.JSONDecodeError:
+                    stored = {}
+                if purge_filter.matches(_text(tenant), _text(model), stored, _text(entry_id)):
+                    doomed.append(key)
+            if doomed:
+                removed += await self._connection.run(delete_keys(doomed))
+        return removed
+
     async def ping(self) -> bool:
         return await self._connection.ping()
 
     async def close(self) -> None:
         """The connection is shared and closed by its owner (`RedisBackend.close`)."""
+
+
+def _text(raw: Any) -> str:
+    return raw.decode() if isinstance(raw, bytes) else str(raw)

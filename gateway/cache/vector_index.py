@@ -25,7 +25,7 @@ import math
 import re
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -34,6 +34,7 @@ import numpy.typing as npt
 import orjson
 
 from gateway.cache.embedded import SQLiteDatabase
+from gateway.cache.purge import PurgeFilter
 
 logger = logging.getLogger(__name__)
 
@@ -55,7 +56,8 @@ CREATE TABLE IF NOT EXISTS semantic_entries (
     completion BLOB NOT NULL,
     created_at REAL NOT NULL,
     expires_at REAL NOT NULL,
-    vector BLOB NOT NULL
+    vector BLOB NOT NULL,
+    namespace TEXT NOT NULL DEFAULT '{}'
 );
 CREATE INDEX IF NOT EXISTS semantic_entries_expires ON semantic_entries (expires_at);
 CREATE TABLE IF NOT EXISTS semantic_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -75,6 +77,7 @@ class SemanticEntry:
     created_at: float
     expires_at: float
     policy_version: str = ""
+    namespace: dict[str, str] = field(default_factory=dict)  # for purges
 
 
 class VectorIndex(Protocol):
@@ -87,6 +90,8 @@ class VectorIndex(Protocol):
         ...
 
     async def count(self) -> int: ...
+
+    async def purge(self, purge_filter: PurgeFilter) -> int: ...
 
     async def ping(self) -> bool: ...
 
@@ -208,7 +213,9 @@ class EmbeddedVectorIndex:
         if not _INDEX_NAME.fullmatch(index_name):
             raise ValueError(f"unsafe index name {index_name!r}; use index_name_for()")
         database = SQLiteDatabase(data_dir / f"semantic-{index_name}.sqlite3")
-        await database.open(SEMANTIC_SCHEMA)
+        await database.open(
+            SEMANTIC_SCHEMA, (("semantic_entries", "namespace", "TEXT NOT NULL DEFAULT '{}'"),)
+        )
         index = cls(database, clock=clock, name=index_name)
         try:
             await database.run(index._load)
@@ -276,8 +283,8 @@ class EmbeddedVectorIndex:
             )
         connection.execute(
             "INSERT OR REPLACE INTO semantic_entries (entry_id, tenant, model, fingerprint, "
-            "query_text, completion, created_at, expires_at, vector) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "query_text, completion, created_at, expires_at, vector, namespace) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 entry.entry_id,
                 entry.tenant,
@@ -288,6 +295,7 @@ class EmbeddedVectorIndex:
                 entry.created_at,
                 entry.expires_at,
                 vector.astype(_DISK_DTYPE, copy=False).tobytes(),
+                orjson.dumps(entry.namespace).decode(),
             ),
         )
         previous = self._rows.get(entry.entry_id)
@@ -360,6 +368,26 @@ class EmbeddedVectorIndex:
                 )
         return [(entries[entry_id], score) for entry_id, score in hits if entry_id in entries]
 
+    def _purge(self, purge_filter: PurgeFilter) -> int:
+        connection = self._db.connection
+        rows = connection.execute(
+            "SELECT entry_id, tenant, model, namespace FROM semantic_entries"
+        ).fetchall()
+        doomed = [
+            row[0]
+            for row in rows
+            if purge_filter.matches(row[1], row[2], orjson.loads(row[3] or "{}"), row[0])
+        ]
+        connection.executemany(
+            "DELETE FROM semantic_entries WHERE entry_id = ?", [(entry_id,) for entry_id in doomed]
+        )
+        for entry_id in doomed:
+            place = self._rows.get(entry_id)
+            if place is not None:
+                # A tombstone: search skips it as expired, the next compaction drops it.
+                self._partitions[place[0]].expires[place[1]] = -math.inf
+        return len(doomed)
+
     def _sweep(self) -> int:
         now = self._clock()
         deleted = self._db.connection.execute(
@@ -393,6 +421,9 @@ class EmbeddedVectorIndex:
     async def count(self) -> int:
         """Unexpired entries held."""
         return await self._db.run(self._count)
+
+    async def purge(self, purge_filter: PurgeFilter) -> int:
+        return await self._db.run(lambda: self._purge(purge_filter))
 
     async def sweep_expired(self) -> int:
         """Delete expired entries from disk and memory; returns how many rows went."""

@@ -59,6 +59,7 @@ class ChatContext:
     memory_items: int = 0
     memory_note: str | None = None
     tokens_saved: int = 0
+    saved_usage: dict[str, Any] | None = None  # the served entry's original usage
     started_at: float = field(default_factory=time.perf_counter)
     timings_ms: dict[str, float] = field(default_factory=dict)
 
@@ -78,6 +79,11 @@ class ChatContext:
     @property
     def cacheable(self) -> bool:
         return self.layer is not Layer.BYPASS
+
+    def cache_namespace(self) -> dict[str, str]:
+        """What, besides the request, separates cache entries: the policy's version and
+        declared versions, and the client's `x-gateway-namespace`."""
+        return {**self.policy.cache_namespace(), "namespace": self.namespace or ""}
 
     def decide(self, layer: Layer, reason: Reason | None = None) -> None:
         self.layer = layer

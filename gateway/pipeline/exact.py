@@ -27,7 +27,7 @@ class ExactCacheStage:
         if ctx.exact_key is None:
             ctx.exact_key = exact_cache_key(
                 tenant=ctx.tenant,
-                namespace=ctx.policy.cache_namespace(),
+                namespace=ctx.cache_namespace(),
                 model=ctx.model,
                 body=ctx.body,
             )
@@ -38,7 +38,11 @@ class ExactCacheStage:
 
     async def store(self, ctx: ChatContext, completion: dict[str, Any]) -> None:
         entry = CachedCompletion(
-            completion=completion, tenant=ctx.tenant, model=ctx.model, created_at=time.time()
+            completion=completion,
+            tenant=ctx.tenant,
+            model=ctx.model,
+            created_at=time.time(),
+            namespace=ctx.cache_namespace(),
         )
         await self._cache.put(self.key_for(ctx), entry, ctx.policy.exact_cache.ttl_seconds)
 

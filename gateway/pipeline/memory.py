@@ -9,9 +9,11 @@ Fails open: if anything here fails, the request is forwarded without memory.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from gateway.cache.keys import last_user_text
+from gateway.errors import StoreUnavailableError
 from gateway.memory.capture import extract_statements
 from gateway.memory.inject import build_block, insert_after_system_prompt
 from gateway.memory.limits import ModelLimits
@@ -29,8 +31,15 @@ logger = logging.getLogger(__name__)
 
 
 class MemoryStage:
-    def __init__(self, service: MemoryService, tokenizers: Tokenizers, limits: ModelLimits) -> None:
+    def __init__(
+        self,
+        service: MemoryService,
+        tokenizers: Tokenizers,
+        limits: ModelLimits,
+        on_failure: Callable[[str, str], None] | None = None,
+    ) -> None:
         self._service = service
+        self._on_failure = on_failure
         self._tokenizers = tokenizers
         self._limits = limits
         self._failures = ThrottledLogger(logger, interval_seconds=30.0)
@@ -42,6 +51,12 @@ class MemoryStage:
         try:
             await self._run(ctx, policy, MemoryScope(ctx.tenant, ctx.user, ctx.namespace))
         except Exception as exc:
+            if self._on_failure is not None:
+                self._on_failure("memory", "retrieve")
+            if ctx.policy.failure.memory == "closed":
+                raise StoreUnavailableError(
+                    "The memory store is unavailable and this policy fails closed."
+                ) from exc
             self._failures.warning(
                 "memory stage failed (%s); forwarding without memory", type(exc).__name__
             )

@@ -12,11 +12,11 @@ from __future__ import annotations
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from gateway.cache.protocols import CachedCompletion
 from gateway.completions import StreamAssembler, finished_normally, new_completion_id
-from gateway.errors import UpstreamError
+from gateway.errors import StoreUnavailableError, UpstreamError
 from gateway.pipeline.classify import ClassifyStage
 from gateway.pipeline.context import ChatContext
 from gateway.pipeline.exact import ExactCacheStage
@@ -46,6 +46,8 @@ class StreamOutcome:
 
 
 Outcome = CompletionOutcome | StreamOutcome
+# (store, operation): counts a failed store operation (metrics).
+StoreFailureHook = Callable[[str, str], None]
 
 
 # What a cached answer reports as spent upstream: nothing. What it saved is in the
@@ -61,8 +63,10 @@ class ChatPipeline:
         semantic: SemanticCacheStage | None = None,
         classify: ClassifyStage | None = None,
         memory: MemoryStage | None = None,
+        on_store_failure: StoreFailureHook | None = None,
     ) -> None:
         self._provider = provider
+        self._on_store_failure = on_store_failure
         self._exact = exact
         self._semantic = semantic
         self._classify = classify or ClassifyStage(None)
@@ -100,7 +104,7 @@ class ChatPipeline:
                 try:
                     cached = await self._exact.lookup(ctx)
                 except Exception as exc:
-                    self._exact.report_failure("lookup", exc)
+                    self._store_failed(ctx, "exact_cache", "lookup", exc)
                     ctx.decide(Layer.MISS, Reason.STORE_UNAVAILABLE)
                     cached = None
                 else:
@@ -112,12 +116,32 @@ class ChatPipeline:
             try:
                 cached = await self._semantic.lookup(ctx)
             except Exception as exc:
-                self._semantic.report_failure("lookup", exc)
+                self._store_failed(ctx, "semantic_cache", "lookup", exc)
                 ctx.decide(Layer.MISS, Reason.STORE_UNAVAILABLE)
                 return None
             if cached is not None:
                 return self._serve(ctx, cached)
         return None
+
+    def _store_failed(
+        self,
+        ctx: ChatContext,
+        store: Literal["exact_cache", "semantic_cache"],
+        operation: str,
+        exc: BaseException,
+    ) -> None:
+        """Log and count; on a lookup, fail closed if the policy says so (a failed
+        write happens after the answer was sent: nothing left to refuse)."""
+        if store == "exact_cache":
+            self._exact.report_failure(operation, exc)
+        elif self._semantic is not None:
+            self._semantic.report_failure(operation, exc)
+        if self._on_store_failure is not None:
+            self._on_store_failure(store, operation)
+        if operation == "lookup" and getattr(ctx.policy.failure, store) == "closed":
+            raise StoreUnavailableError(
+                f"The {store.replace('_', ' ')} is unavailable and this policy fails closed."
+            ) from exc
 
     @staticmethod
     def _serve(ctx: ChatContext, cached: CachedCompletion) -> CompletionOutcome:
@@ -125,6 +149,7 @@ class ChatPipeline:
         requested model name; usage says nothing was spent upstream."""
         usage = cached.completion.get("usage") or {}
         ctx.tokens_saved = int(usage.get("total_tokens") or 0)
+        ctx.saved_usage = dict(usage)
         completion = {
             **cached.completion,
             "id": new_completion_id(),
@@ -154,13 +179,13 @@ class ChatPipeline:
                     await self._exact.store(ctx, completion)
                     stored = True
                 except Exception as exc:
-                    self._exact.report_failure("store", exc)
+                    self._store_failed(ctx, "exact_cache", "store", exc)
             if self._semantic is not None and self._semantic_enabled(ctx):
                 try:
                     await self._semantic.store(ctx, completion)
                     stored = True
                 except Exception as exc:
-                    self._semantic.report_failure("store", exc)
+                    self._store_failed(ctx, "semantic_cache", "store", exc)
         ctx.stored = stored
 
     async def _forward_stream(self, ctx: ChatContext) -> StreamOutcome:

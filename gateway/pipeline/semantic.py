@@ -143,7 +143,7 @@ class SemanticCacheStage:
         if ctx.fingerprint is None:
             ctx.fingerprint = compatibility_fingerprint(
                 tenant=ctx.tenant,
-                namespace=ctx.policy.cache_namespace(),
+                namespace=ctx.cache_namespace(),
                 model=ctx.model,
                 body=ctx.body,
             )
@@ -229,7 +229,9 @@ class SemanticCacheStage:
         vector = await self._embed(ctx)
         now = time.time()
         entry = SemanticEntry(
-            entry_id=uuid.uuid4().hex,
+            # The exact key when there is one: re-storing the same request replaces its
+            # entry, and a purge by key reaches both layers.
+            entry_id=ctx.exact_key or uuid.uuid4().hex,
             tenant=ctx.tenant,
             model=ctx.model,
             fingerprint=fingerprint,
@@ -238,6 +240,7 @@ class SemanticCacheStage:
             created_at=now,
             expires_at=now + ctx.policy.semantic_cache.ttl_seconds,
             policy_version=ctx.policy.version,
+            namespace=ctx.cache_namespace(),
         )
         await self._index.add(entry, vector)
 

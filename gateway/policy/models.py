@@ -152,6 +152,36 @@ class MemoryPolicy(_Strict):
     capture: MemoryCapturePolicy = Field(default_factory=MemoryCapturePolicy)
 
 
+FailureMode = Literal["open", "closed"]
+
+
+class FailurePolicy(_Strict):
+    """What a stage does when its store or model fails: `open` serves the request from
+    the provider as a miss (the default: a cache must never make things worse);
+    `closed` answers 503 instead (for deployments that must not reach the provider
+    without the gateway's checks, e.g. memory that must be injected)."""
+
+    exact_cache: FailureMode = "open"
+    semantic_cache: FailureMode = "open"
+    memory: FailureMode = "open"
+
+
+class TelemetryPolicy(_Strict):
+    # Keep the last user turn in `/admin/decisions` records (never in logs or metrics).
+    record_prompts: bool = False
+
+
+class AuditPolicy(_Strict):
+    """Production false-hit audit: a sample of served cache hits is also sent upstream in
+    the background and the fresh answer compared with the served one."""
+
+    sample_rate: float = Field(default=0.0, ge=0, le=1)
+    # exact: the answers' texts must match (normalised); reviewer: the configured
+    # reviewer judges whether the two answers say the same.
+    compare: Literal["exact", "reviewer"] = "exact"
+    max_in_flight: int = Field(default=4, ge=1, le=64)
+
+
 class Policy(_Strict):
     """Resolved policy for one request.
 
@@ -166,6 +196,9 @@ class Policy(_Strict):
     semantic_cache: SemanticCachePolicy = Field(default_factory=SemanticCachePolicy)
     classifier: ClassifierPolicy = Field(default_factory=ClassifierPolicy)
     memory: MemoryPolicy = Field(default_factory=MemoryPolicy)
+    failure: FailurePolicy = Field(default_factory=FailurePolicy)
+    telemetry: TelemetryPolicy = Field(default_factory=TelemetryPolicy)
+    audit: AuditPolicy = Field(default_factory=AuditPolicy)
     # A response is stored only if every choice ended with one of these. `length`
     # (truncated) and `content_filter` never qualify.
     cacheable_finish_reasons: frozenset[str] = frozenset({"stop", "tool_calls"})

@@ -221,3 +221,17 @@ def litellm_context_window(model: str) -> int | None:
         return None
     window = info.get("max_input_tokens") or info.get("max_tokens")
     return int(window) if window else None
+
+
+def litellm_cost_usd(model: str, prompt_tokens: int, completion_tokens: int) -> float:
+    """What `model` (a litellm model string) would charge, per litellm's bundled price
+    map; 0.0 when the model has no price there."""
+    import litellm
+
+    try:
+        prompt_cost, completion_cost = litellm.cost_per_token(
+            model=model, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens
+        )
+    except Exception:  # unknown model: litellm raises a bare Exception
+        return 0.0
+    return float(prompt_cost) + float(completion_cost)

@@ -9,7 +9,7 @@ import pytest
 
 from gateway.auth import Principal
 from gateway.cache.protocols import CachedCompletion
-from gateway.errors import UpstreamError
+from gateway.errors import StoreUnavailableError, UpstreamError
 from gateway.pipeline.context import CacheControl, ChatContext
 from gateway.pipeline.exact import ExactCacheStage
 from gateway.pipeline.reasons import Layer, Reason
@@ -199,3 +199,22 @@ async def test_no_store_and_no_cache() -> None:
     ctx = _context(cache_control=CacheControl(no_cache=True))
     await _run_to_completion(pipeline, ctx)
     assert ctx.reason is Reason.CLIENT_NO_CACHE and len(cache.entries) == 1
+
+
+async def test_a_failing_store_fails_open_by_default_and_closed_on_request() -> None:
+    provider = ScriptedProvider()
+    failures: list[tuple[str, str]] = []
+    pipeline = ChatPipeline(
+        provider,
+        ExactCacheStage(MemoryCache(broken=True)),
+        on_store_failure=lambda store, operation: failures.append((store, operation)),
+    )
+    ctx = _context()
+    await _run_to_completion(pipeline, ctx)
+    assert ctx.reason is Reason.STORE_UNAVAILABLE and provider.calls == 1
+    assert failures == [("exact_cache", "lookup"), ("exact_cache", "store")]
+
+    closed = Policy.model_validate({"failure": {"exact_cache": "closed"}})
+    with pytest.raises(StoreUnavailableError):
+        await pipeline.run(_context(policy=closed))
+    assert provider.calls == 1  # never reached the provider

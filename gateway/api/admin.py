@@ -1,0 +1,125 @@
+"""Admin API (admin keys only: 401 without a valid key, 403 for a tenant key):
+
+    GET  /admin/stats               totals, reasons, latency, timeline, audit, memory
+    GET  /admin/decisions?limit=N   the most recent decision records, newest first
+    GET  /admin/policies            active policies, their sources, the last reload error
+    POST /admin/policies/reload     reload now (the watcher also reloads on change)
+    POST /admin/cache/purge         remove cache entries matching a filter
+    GET  /metrics                   Prometheus text format
+
+Stats and decisions are this process's (each replica keeps its own; Prometheus sums).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from fastapi import APIRouter, Request, Response
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from gateway.api.deps import authenticate, get_services, read_body
+from gateway.api.responses import json_response
+from gateway.api.schemas import parse_body
+from gateway.cache.purge import PurgeFilter
+from gateway.errors import Forbidden, InvalidRequest, StoreUnavailableError
+from gateway.services import Services
+
+router = APIRouter()
+
+DEFAULT_DECISIONS = 100
+MAX_DECISIONS = 1000
+PROMETHEUS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+
+
+def admin_services(request: Request) -> Services:
+    """Admin keys only. A gateway with no tenants and no admin keys is open (local use),
+    admin endpoints included."""
+    services = get_services(request)
+    principal = authenticate(request, services)
+    unguarded = services.keys.open and not services.config.auth.admin_keys
+    if not principal.is_admin and not unguarded:
+        raise Forbidden("This endpoint needs an admin key.")
+    return services
+
+
+@router.get("/admin/stats")
+async def stats(request: Request) -> Response:
+    services = admin_services(request)
+    body: dict[str, Any] = services.recorder.stats.snapshot()
+    body["audit"] = services.auditor.estimates()
+    body["storage"] = await services.storage.describe()
+    return json_response(body)
+
+
+@router.get("/admin/decisions")
+async def decisions(request: Request) -> Response:
+    services = admin_services(request)
+    raw_limit = request.query_params.get("limit", str(DEFAULT_DECISIONS))
+    if not raw_limit.isdigit() or not 1 <= int(raw_limit) <= MAX_DECISIONS:
+        raise InvalidRequest(
+            f"'limit' must be an integer from 1 to {MAX_DECISIONS}.", param="limit"
+        )
+    records = services.recorder.recent(
+        int(raw_limit),
+        tenant=request.query_params.get("tenant"),
+        layer=request.query_params.get("layer"),
+    )
+    return json_response({"object": "list", "data": [record.to_json() for record in records]})
+
+
+@router.get("/admin/policies")
+async def policies(request: Request) -> Response:
+    services = admin_services(request)
+    return json_response(services.policies.status())
+
+
+@router.post("/admin/policies/reload")
+async def reload_policies(request: Request) -> Response:
+    services = admin_services(request)
+    # Reading and validating files is blocking work: off the event loop.
+    result = await asyncio.to_thread(services.policies.reload)
+    status = services.policies.status()
+    return json_response({"ok": result.ok, **status}, status=200 if result.ok else 422)
+
+
+class PurgeRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    tenant: str | None = Field(default=None, min_length=1, max_length=256)
+    model: str | None = Field(default=None, min_length=1, max_length=256)
+    namespace: str | None = Field(default=None, min_length=1, max_length=256)
+    policy_version: str | None = Field(default=None, min_length=1, max_length=256)
+    system_prompt_version: str | None = Field(default=None, max_length=256)
+    tool_schema_version: str | None = Field(default=None, max_length=256)
+    key: str | None = Field(default=None, min_length=1, max_length=256)
+    all: bool = False  # required to purge everything: an empty filter is a mistake
+
+    @model_validator(mode="after")
+    def _something(self) -> PurgeRequest:
+        filters = self.model_dump(exclude={"all"}, exclude_none=True)
+        if not filters and not self.all:
+            raise ValueError("give at least one filter, or 'all': true")
+        if filters and self.all:
+            raise ValueError("'all' cannot be combined with filters")
+        return self
+
+
+@router.post("/admin/cache/purge")
+async def purge(request: Request) -> Response:
+    services = admin_services(request)
+    raw = await read_body(request, services.config.server.max_request_bytes)
+    parsed = parse_body(raw, PurgeRequest)[1]
+    purge_filter = PurgeFilter(**parsed.model_dump(exclude={"all"}))
+    try:
+        exact = await services.storage.exact.purge(purge_filter)
+        semantic = await services.storage.vectors.purge(purge_filter)
+    except Exception as exc:
+        raise StoreUnavailableError("The cache store failed during the purge; retry.") from exc
+    return json_response({"purged": {"exact": exact, "semantic": semantic}})
+
+
+@router.get("/metrics")
+async def metrics(request: Request) -> Response:
+    services = admin_services(request)
+    return Response(services.metrics.render(), media_type=PROMETHEUS_CONTENT_TYPE)

@@ -1,0 +1,135 @@
+"""Production false-hit audit: a policy-set fraction of served cache hits is also sent
+upstream, in the background after the hit was answered, and the fresh answer compared
+with the one served (`exact`: same text once normalised; `reviewer`: the configured
+reviewer judges whether the two say the same). The share of disagreements estimates the
+false-hit rate per tenant and layer, with a 95 % Wilson interval.
+
+`exact` over-counts wherever the model does not answer deterministically (temperature,
+sampling): use it with temperature 0, or use `reviewer`. Audit calls are never cached,
+never counted as requests, and bounded in number (`max_in_flight`; more are skipped).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import math
+import random
+from collections import Counter
+from typing import Any
+
+import orjson
+
+from gateway.pipeline.context import ChatContext
+from gateway.pipeline.reasons import Layer
+from gateway.providers.protocol import Provider
+from gateway.review.protocol import Reviewer
+from gateway.telemetry.throttled_log import ThrottledLogger
+
+logger = logging.getLogger(__name__)
+
+_Z95 = 1.959964
+_AUDIT_TIMEOUT_SECONDS = 120.0
+
+
+def wilson_interval(failures: int, samples: int) -> tuple[float, float]:
+    if samples == 0:
+        return (0.0, 1.0)
+    p = failures / samples
+    denominator = 1 + _Z95**2 / samples
+    centre = (p + _Z95**2 / (2 * samples)) / denominator
+    margin = _Z95 * math.sqrt(p * (1 - p) / samples + _Z95**2 / (4 * samples**2)) / denominator
+    return (max(0.0, centre - margin), min(1.0, centre + margin))
+
+
+def answer_text(completion: dict[str, Any]) -> str:
+    """The first choice's content and tool calls, whitespace-normalised."""
+    choices = completion.get("choices") or [{}]
+    message = choices[0].get("message") or {}
+    content = " ".join(str(message.get("content") or "").split())
+    calls = message.get("tool_calls")
+    if calls:
+        content += orjson.dumps(
+            [call.get("function") for call in calls], option=orjson.OPT_SORT_KEYS
+        ).decode()
+    return content
+
+
+class HitAuditor:
+    def __init__(
+        self, provider: Provider, reviewer: Reviewer | None, rng: random.Random | None = None
+    ) -> None:
+        self._provider = provider
+        self._reviewer = reviewer
+        self._rng = rng or random.Random()
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._sampled: Counter[tuple[str, str]] = Counter()
+        self._false: Counter[tuple[str, str]] = Counter()
+        self.errors = 0
+        self.skipped = 0
+        self._failures = ThrottledLogger(logger, interval_seconds=60.0)
+
+    def maybe_audit(self, ctx: ChatContext, served: dict[str, Any]) -> bool:
+        """Schedule an audit of this served hit if the policy samples it."""
+        policy = ctx.policy.audit
+        if ctx.layer not in (Layer.EXACT, Layer.SEMANTIC) or policy.sample_rate <= 0:
+            return False
+        if self._rng.random() >= policy.sample_rate:
+            return False
+        if len(self._tasks) >= policy.max_in_flight:
+            self.skipped += 1
+            return False
+        body = {**ctx.body, "stream": False}
+        body.pop("stream_options", None)
+        task = asyncio.create_task(
+            self._audit(ctx.tenant, ctx.layer.value, body, answer_text(served), policy.compare)
+        )
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return True
+
+    async def _audit(
+        self, tenant: str, layer: str, body: dict[str, Any], served: str, compare: str
+    ) -> None:
+        try:
+            async with asyncio.timeout(_AUDIT_TIMEOUT_SECONDS):
+                fresh = answer_text(await self._provider.complete(body))
+                if compare == "reviewer" and self._reviewer is not None:
+                    verdict = await self._reviewer.review(served, fresh, 1.0)
+                    agrees = verdict.same_meaning
+                else:
+                    agrees = served == fresh
+        except Exception as exc:
+            self.errors += 1
+            self._failures.warning("hit audit failed (%s); not counted", type(exc).__name__)
+            return
+        self._sampled[(tenant, layer)] += 1
+        if not agrees:
+            self._false[(tenant, layer)] += 1
+
+    def estimates(self) -> list[dict[str, Any]]:
+        rows = []
+        for (tenant, layer), sampled in sorted(self._sampled.items()):
+            false_hits = self._false[(tenant, layer)]
+            low, high = wilson_interval(false_hits, sampled)
+            rows.append(
+                {
+                    "tenant": tenant,
+                    "layer": layer,
+                    "sampled": sampled,
+                    "false_hits": false_hits,
+                    "rate": round(false_hits / sampled, 4),
+                    "ci95": [round(low, 4), round(high, 4)],
+                }
+            )
+        return rows
+
+    async def drain(self) -> None:
+        """Wait for audits in flight (tests, orderly shutdown)."""
+        if self._tasks:
+            await asyncio.gather(*list(self._tasks), return_exceptions=True)
+
+    async def close(self) -> None:
+        for task in list(self._tasks):
+            task.cancel()
+        await self.drain()

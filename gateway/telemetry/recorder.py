@@ -1,0 +1,77 @@
+"""Where every finished request goes: a decision record kept in a bounded in-memory log
+(`/admin/decisions`), counted into metrics and rolling stats, and written as one JSON
+log line. Per process; the log holds the most recent `capacity` records."""
+
+from __future__ import annotations
+
+import logging
+from collections import deque
+from collections.abc import Callable
+
+import orjson
+
+from gateway.cache.keys import last_user_text
+from gateway.pipeline.context import ChatContext
+from gateway.telemetry.metrics import GatewayMetrics
+from gateway.telemetry.records import DecisionRecord, record_from
+from gateway.telemetry.stats import DecisionStats
+
+logger = logging.getLogger("gateway.decisions")
+
+# (gateway model, prompt tokens, completion tokens) -> USD; 0 when the price is unknown.
+CostEstimator = Callable[[str, int, int], float]
+
+
+def no_cost(model: str, prompt_tokens: int, completion_tokens: int) -> float:
+    return 0.0
+
+
+class DecisionRecorder:
+    def __init__(
+        self,
+        metrics: GatewayMetrics,
+        cost: CostEstimator = no_cost,
+        capacity: int = 1000,
+        stats: DecisionStats | None = None,
+    ) -> None:
+        self.metrics = metrics
+        self.stats = stats or DecisionStats()
+        self._cost = cost
+        self._recent: deque[DecisionRecord] = deque(maxlen=capacity)
+
+    def record(self, ctx: ChatContext, status: int) -> DecisionRecord:
+        cost = 0.0
+        if ctx.tokens_saved and ctx.saved_usage:
+            cost = self._cost(
+                ctx.model,
+                int(ctx.saved_usage.get("prompt_tokens") or 0),
+                int(ctx.saved_usage.get("completion_tokens") or 0),
+            )
+        prompt = None
+        if ctx.policy.telemetry.record_prompts:
+            prompt = last_user_text(ctx.body.get("messages") or [])
+        record = record_from(ctx, status, cost, prompt)
+        self._recent.append(record)
+        self.stats.add(record)
+        self.metrics.observe(record)
+        if logger.isEnabledFor(logging.INFO):
+            # The prompt, when recorded, stays in the in-memory log only: never in logs.
+            line = record.to_json()
+            line.pop("prompt", None)
+            logger.info(orjson.dumps(line).decode())
+        return record
+
+    def recent(
+        self, limit: int, tenant: str | None = None, layer: str | None = None
+    ) -> list[DecisionRecord]:
+        """Newest first."""
+        found: list[DecisionRecord] = []
+        for record in reversed(self._recent):
+            if tenant is not None and record.tenant != tenant:
+                continue
+            if layer is not None and record.layer != layer:
+                continue
+            found.append(record)
+            if len(found) == limit:
+                break
+        return found

@@ -1,0 +1,94 @@
+"""The decision record: what the gateway did with one request and why. One per request,
+kept in memory for `/admin/decisions`, counted into metrics and stats, and written as
+one log line. No prompt text unless the policy's `telemetry.record_prompts` enables it."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from gateway.pipeline.context import ChatContext
+
+
+@dataclass(frozen=True, slots=True)
+class DecisionRecord:
+    request_id: str
+    at: float  # epoch seconds, when the request finished
+    tenant: str
+    model: str
+    stream: bool
+    layer: str
+    reason: str | None
+    status: int
+    stored: bool
+    similarity: float | None
+    review_verdict: str | None
+    mismatch_kinds: tuple[str, ...]
+    classifier_rule: str | None
+    tokens_saved: int
+    cost_saved_usd: float
+    memory_tokens: int
+    memory_items: int
+    memory_note: str | None
+    total_ms: float
+    cache_key: str | None = None  # the exact-cache key: `POST /admin/cache/purge {"key"}`
+    stages_ms: dict[str, float] = field(default_factory=dict)
+    prompt: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        value = {
+            "request_id": self.request_id,
+            "at": round(self.at, 3),
+            "tenant": self.tenant,
+            "model": self.model,
+            "stream": self.stream,
+            "layer": self.layer,
+            "reason": self.reason,
+            "status": self.status,
+            "stored": self.stored,
+            "similarity": self.similarity,
+            "review_verdict": self.review_verdict,
+            "mismatch_kinds": list(self.mismatch_kinds),
+            "classifier_rule": self.classifier_rule,
+            "tokens_saved": self.tokens_saved,
+            "cost_saved_usd": self.cost_saved_usd,
+            "memory_tokens": self.memory_tokens,
+            "memory_items": self.memory_items,
+            "memory_note": self.memory_note,
+            "total_ms": self.total_ms,
+            "cache_key": self.cache_key,
+            "stages_ms": dict(self.stages_ms),
+        }
+        if self.prompt is not None:
+            value["prompt"] = self.prompt
+        return value
+
+
+def record_from(
+    ctx: ChatContext, status: int, cost_saved_usd: float, prompt: str | None = None
+) -> DecisionRecord:
+    return DecisionRecord(
+        request_id=ctx.request_id,
+        at=time.time(),
+        tenant=ctx.tenant,
+        model=ctx.model,
+        stream=ctx.stream,
+        layer=ctx.layer.value,
+        reason=ctx.reason.value if ctx.reason else None,
+        status=status,
+        stored=ctx.stored,
+        similarity=None if ctx.similarity is None else round(ctx.similarity, 4),
+        review_verdict=ctx.review_verdict,
+        mismatch_kinds=tuple(ctx.mismatch_kinds),
+        classifier_rule=ctx.classifier_rule,
+        tokens_saved=ctx.tokens_saved,
+        cost_saved_usd=round(cost_saved_usd, 8),
+        memory_tokens=ctx.memory_tokens,
+        memory_items=ctx.memory_items,
+        memory_note=ctx.memory_note,
+        total_ms=ctx.elapsed_ms(),
+        cache_key=ctx.exact_key,
+        stages_ms=dict(ctx.timings_ms),
+        prompt=prompt,
+    )
