@@ -184,3 +184,19 @@ def test_the_audit_samples_hits_in_the_background(
     assert 'gateway_audit_samples_total{layer="exact",tenant="acme"} 3.0' in metrics
     # Audit calls are not requests.
     assert _admin(gateway, "GET", "/admin/stats").json()["totals"]["requests"] == 4
+
+
+def test_prompts_enter_decision_records_only_when_the_policy_says_so(
+    start_gateway: GatewayFactory, tmp_path: Path
+) -> None:
+    policies = tmp_path / "policies"
+    policies.mkdir()
+    (policies / "tenant.acme.yaml").write_text("telemetry: {record_prompts: true}\n")
+    gateway = start_gateway(policies_dir=str(policies))
+    acme = _chat(gateway, "What is the capital of Chile?")
+    globex = _chat(gateway, "What is the capital of Peru?", tenant="globex")
+    records = {
+        r["request_id"]: r for r in _admin(gateway, "GET", "/admin/decisions").json()["data"]
+    }
+    assert records[acme["x-request-id"]]["prompt"] == "What is the capital of Chile?"
+    assert "prompt" not in records[globex["x-request-id"]]
