@@ -201,6 +201,17 @@ def _extra_fields(record: logging.LogRecord) -> dict[str, Any]:
     }
 
 
+def _json_object(message: str) -> dict[str, Any] | None:
+    """The message parsed, when it is a JSON object (the decision line); else None."""
+    if not _looks_like_json_object(message):
+        return None
+    try:
+        parsed = orjson.loads(message)
+    except orjson.JSONDecodeError:
+        return None
+    return parsed if isinstance(parsed, dict) else None
+
+
 def _looks_like_json_object(text: str) -> bool:
     stripped = text.strip()
     return len(stripped) >= 2 and stripped[0] == "{" and stripped[-1] == "}"
@@ -348,14 +359,10 @@ class RedactingFilter(logging.Filter):
             message = record.getMessage()
         except Exception:
             return _BROKEN_MESSAGE, None
-        if _looks_like_json_object(message):
-            try:
-                parsed = orjson.loads(message)
-            except orjson.JSONDecodeError:
-                parsed = None
-            if isinstance(parsed, dict):
-                event = self.redact_mapping(parsed)
-                return _dumps(event), event
+        parsed = _json_object(message)
+        if parsed is not None:
+            event = self.redact_mapping(parsed)
+            return _dumps(event), event
         return self.redact_string(message), None
 
     def _single_line_error(self, exc: BaseException | None) -> str:
@@ -473,13 +480,7 @@ class JsonFormatter(logging.Formatter):
         event = getattr(record, "_gw_event", None)
         if event is None:
             message = record.getMessage()
-            if _looks_like_json_object(message):
-                try:
-                    parsed = orjson.loads(message)
-                except orjson.JSONDecodeError:
-                    parsed = None
-                if isinstance(parsed, dict):
-                    event = parsed
+            event = _json_object(message)
             if event is None:
                 out["message"] = message
         if event is not None:

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import random
+from pathlib import Path
 
 from openai import OpenAI
 
-from tests.conftest import TENANT_KEYS, FakeUpstream, RunningGateway
+from tests.conftest import TENANT_KEYS, FakeUpstream, GatewayFactory, RunningGateway
 
 
 def client_for(gateway: RunningGateway, tenant: str = "acme", **kwargs: object) -> OpenAI:
@@ -50,3 +51,14 @@ def upstream_calls(upstream: FakeUpstream, prompt: str) -> int:
         for body in upstream.log.chat_bodies
         if any(prompt in str(m.get("content")) for m in body.get("messages", []))
     )
+
+
+def gateway_with_policies(
+    start_gateway: GatewayFactory, tmp_path: Path, files: dict[str, str], **overrides: object
+) -> tuple[RunningGateway, Path]:
+    """A gateway whose policies folder holds `files` (name -> YAML text)."""
+    policies = tmp_path / "policies"
+    policies.mkdir()
+    for name, text in files.items():
+        (policies / name).write_text(text)
+    return start_gateway(policies_dir=str(policies), **overrides), policies

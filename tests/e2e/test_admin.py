@@ -13,7 +13,7 @@ import httpx
 import pytest
 
 from tests.conftest import ADMIN_KEY, TENANT_KEYS, GatewayFactory, RunningGateway
-from tests.e2e.helpers import client_for, unique_prompt
+from tests.e2e.helpers import client_for, gateway_with_policies, unique_prompt
 
 SYSTEM = {"role": "system", "content": "You are a concise geography tutor."}
 
@@ -160,10 +160,9 @@ def test_bad_purge_requests_are_400(gateway: RunningGateway, body: dict[str, Any
 def test_the_audit_samples_hits_in_the_background(
     start_gateway: GatewayFactory, tmp_path: Path
 ) -> None:
-    policies = tmp_path / "policies"
-    policies.mkdir()
-    (policies / "default.yaml").write_text("audit:\n  sample_rate: 1.0\n")
-    gateway = start_gateway(policies_dir=str(policies))
+    gateway, _ = gateway_with_policies(
+        start_gateway, tmp_path, {"default.yaml": "audit:\n  sample_rate: 1.0\n"}
+    )
     prompt = unique_prompt("Name the largest desert.")
     _chat(gateway, prompt)
     for _ in range(3):
@@ -189,10 +188,9 @@ def test_the_audit_samples_hits_in_the_background(
 def test_prompts_enter_decision_records_only_when_the_policy_says_so(
     start_gateway: GatewayFactory, tmp_path: Path
 ) -> None:
-    policies = tmp_path / "policies"
-    policies.mkdir()
-    (policies / "tenant.acme.yaml").write_text("telemetry: {record_prompts: true}\n")
-    gateway = start_gateway(policies_dir=str(policies))
+    gateway, _ = gateway_with_policies(
+        start_gateway, tmp_path, {"tenant.acme.yaml": "telemetry: {record_prompts: true}\n"}
+    )
     acme = _chat(gateway, "What is the capital of Chile?")
     globex = _chat(gateway, "What is the capital of Peru?", tenant="globex")
     records = {

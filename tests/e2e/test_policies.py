@@ -12,14 +12,13 @@ from typing import Any
 import httpx
 
 from tests.conftest import ADMIN_KEY, GatewayFactory, RunningGateway
-from tests.e2e.helpers import client_for, unique_prompt
+from tests.e2e.helpers import client_for, gateway_with_policies, unique_prompt
 
 
 def _start(start_gateway: GatewayFactory, tmp_path: Path) -> tuple[RunningGateway, Path]:
-    policies = tmp_path / "policies"
-    policies.mkdir()
-    (policies / "default.yaml").write_text('version: "1"\n')
-    return start_gateway(policies_dir=str(policies), policy_reload_seconds=0.1), policies
+    return gateway_with_policies(
+        start_gateway, tmp_path, {"default.yaml": 'version: "1"\n'}, policy_reload_seconds=0.1
+    )
 
 
 def _cache(gateway: RunningGateway, prompt: str, tenant: str = "acme") -> tuple[str, str | None]:
