@@ -24,11 +24,12 @@ from gateway.pipeline.exact import ExactCacheStage
 from gateway.pipeline.memory import MemoryStage
 from gateway.pipeline.runner import ChatPipeline
 from gateway.pipeline.semantic import SemanticCacheStage
+from gateway.pipeline.single_flight import SingleFlight
 from gateway.policy.loader import PolicyStore, stop_watching
 from gateway.providers.protocol import Provider
 from gateway.services import Services
 from gateway.settings import GatewayConfig
-from gateway.storage import open_storage
+from gateway.storage import Storage, open_storage
 from gateway.telemetry.metrics import GatewayMetrics
 from gateway.telemetry.recorder import CostEstimator, DecisionRecorder, no_cost
 
@@ -51,6 +52,14 @@ def _context_window_lookup(provider: Provider) -> Callable[[str], int | None]:
     if isinstance(provider, LiteLLMProvider):
         return litellm_context_window
     return lambda model: None
+
+
+def _single_flight(storage: Storage) -> SingleFlight:
+    """Within a process always; across replicas when they share Redis (the lease and
+    the exact cache where the leader's answer lands are both there)."""
+    if storage.backend == "redis":
+        return SingleFlight(storage.lock, storage.exact)
+    return SingleFlight(None, None)
 
 
 def _cost_estimator(provider: Provider, limits: ModelLimits) -> CostEstimator:
@@ -163,6 +172,7 @@ def create_app(
                 classify=ClassifyStage(components.classifier),
                 memory=MemoryStage(memory, tokenizers, limits, metrics.store_failure),
                 on_store_failure=metrics.store_failure,
+                single_flight=_single_flight(storage),
             ),
             memory=memory,
             recorder=recorder,

@@ -37,6 +37,9 @@ def _cache_headers(ctx: ChatContext) -> dict[str, str]:
     if ctx.layer in (Layer.EXACT, Layer.SEMANTIC):
         headers["x-gateway-tokens-saved"] = str(ctx.tokens_saved)
     headers["x-gateway-memory-tokens"] = str(ctx.memory_tokens)
+    if ctx.coalesced:
+        # Served with the answer of a concurrent identical request (single flight).
+        headers["x-gateway-coalesced"] = "1"
     return headers
 
 

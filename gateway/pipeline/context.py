@@ -53,6 +53,7 @@ class ChatContext:
     mismatch_kinds: tuple[str, ...] = ()
     classifier_rule: str | None = None
     stored: bool = False
+    coalesced: bool = False  # answered with a concurrent identical request's answer
     # memory: tokens of the injected block (0: none), how many items, and why nothing
     # was injected when memory was attempted (decision record only)
     memory_tokens: int = 0

@@ -23,6 +23,7 @@ from gateway.pipeline.exact import ExactCacheStage
 from gateway.pipeline.memory import MemoryStage
 from gateway.pipeline.reasons import Layer, Reason
 from gateway.pipeline.semantic import SemanticCacheStage
+from gateway.pipeline.single_flight import Flight, SingleFlight
 from gateway.providers.protocol import Provider
 
 
@@ -64,8 +65,10 @@ class ChatPipeline:
         classify: ClassifyStage | None = None,
         memory: MemoryStage | None = None,
         on_store_failure: StoreFailureHook | None = None,
+        single_flight: SingleFlight | None = None,
     ) -> None:
         self._provider = provider
+        self._flights = single_flight
         self._on_store_failure = on_store_failure
         self._exact = exact
         self._semantic = semantic
@@ -82,15 +85,59 @@ class ChatPipeline:
         if self._memory is not None:
             with ctx.timed("memory"):
                 await self._memory.run(ctx)
+        flight: Flight | None = None
+        if self._flights is not None and self._coalescible(ctx):
+            with ctx.timed("single_flight"):
+                joined = await self._flights.join(
+                    self._exact.key_for(ctx), ctx.policy.single_flight.wait_seconds
+                )
+            if joined.shared is not None:
+                return self._serve_shared(ctx, joined.shared)
+            flight = joined.flight
         if ctx.stream:
-            return await self._forward_stream(ctx)
-        with ctx.timed("forward"):
-            completion = await self._provider.complete(ctx.body)
+            return await self._forward_stream(ctx, flight)
+        try:
+            with ctx.timed("forward"):
+                completion = await self._provider.complete(ctx.body)
+        except BaseException:
+            await self._end_flight(flight, None)
+            raise
+        if flight is not None and self._flights is not None:
+            self._flights.share(flight, completion)
 
         async def store() -> None:
-            await self._store(ctx, completion)
+            try:
+                await self._store(ctx, completion)
+            finally:
+                # Replicas poll the exact cache: free their lease only once stored.
+                await self._end_flight(flight, completion)
 
         return CompletionOutcome(completion, after_response=store)
+
+    def _coalescible(self, ctx: ChatContext) -> bool:
+        """Only requests whose answer anyone asking the same may get: cacheable, sent
+        unchanged (no user memory injected), and not opted out by the client."""
+        return (
+            ctx.cacheable
+            and ctx.policy.single_flight.enabled
+            and ctx.memory_tokens == 0
+            and not ctx.cache_control.no_cache
+            and not ctx.cache_control.no_store
+        )
+
+    def _serve_shared(self, ctx: ChatContext, completion: dict[str, Any]) -> CompletionOutcome:
+        ctx.decide(Layer.EXACT)
+        ctx.coalesced = True
+        entry = CachedCompletion(
+            completion=completion, tenant=ctx.tenant, model=ctx.model, created_at=time.time()
+        )
+        return self._serve(ctx, entry)
+
+    async def _end_flight(self, flight: Flight | None, completion: dict[str, Any] | None) -> None:
+        if flight is None or self._flights is None:
+            return
+        self._flights.share(flight, completion)
+        await self._flights.release(flight)
 
     def _semantic_enabled(self, ctx: ChatContext) -> bool:
         return self._semantic is not None and ctx.policy.semantic_cache.enabled
@@ -188,7 +235,7 @@ class ChatPipeline:
                     self._store_failed(ctx, "semantic_cache", "store", exc)
         ctx.stored = stored
 
-    async def _forward_stream(self, ctx: ChatContext) -> StreamOutcome:
+    async def _forward_stream(self, ctx: ChatContext, flight: Flight | None) -> StreamOutcome:
         upstream = self._provider.stream(ctx.body)
         forward_started = time.perf_counter()
         # Fetch the first chunk before answering, so that a provider that fails at once
@@ -196,35 +243,48 @@ class ChatPipeline:
         try:
             first = await anext(upstream)
         except StopAsyncIteration:
+            await self._end_flight(flight, None)
             raise UpstreamError(
                 f"The provider for model '{ctx.model}' sent an empty stream."
             ) from None
+        except BaseException:
+            await self._end_flight(flight, None)
+            raise
         ctx.timings_ms["forward_first_chunk"] = round(
             (time.perf_counter() - forward_started) * 1000, 3
         )
-        return StreamOutcome(self._relay(ctx, first, upstream))
+        return StreamOutcome(self._relay(ctx, first, upstream, flight))
 
     async def _relay(
         self,
         ctx: ChatContext,
         first: dict[str, Any],
         upstream: AsyncGenerator[dict[str, Any], None],
+        flight: Flight | None = None,
     ) -> AsyncIterator[dict[str, Any]]:
         assembler = StreamAssembler()
         assembler.add(first)
+        completion: dict[str, Any] | None = None
         try:
-            yield first
-            async for chunk in upstream:
-                assembler.add(chunk)
-                yield chunk
-        except UpstreamError as exc:
-            raise UpstreamError(
-                f"The provider's stream for model '{ctx.model}' broke off before the end.",
-                code="upstream_stream_interrupted",
-            ) from exc
+            try:
+                yield first
+                async for chunk in upstream:
+                    assembler.add(chunk)
+                    yield chunk
+            except UpstreamError as exc:
+                raise UpstreamError(
+                    f"The provider's stream for model '{ctx.model}' broke off before the end.",
+                    code="upstream_stream_interrupted",
+                ) from exc
+            finally:
+                # On a client disconnect this closes the upstream call too.
+                await upstream.aclose()
+            # Reached only when the upstream stream ended normally and the client is
+            # still reading: a disconnect cancels this generator before this line.
+            completion = assembler.completion()
+            if flight is not None and self._flights is not None:
+                self._flights.share(flight, completion)
+            await self._store(ctx, completion)
         finally:
-            # On a client disconnect this closes the upstream call too.
-            await upstream.aclose()
-        # Reached only when the upstream stream ended normally and the client is still
-        # reading: a disconnect cancels this generator before this line.
-        await self._store(ctx, assembler.completion())
+            # Followers of a broken or abandoned stream forward on their own.
+            await self._end_flight(flight, completion)

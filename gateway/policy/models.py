@@ -166,6 +166,14 @@ class FailurePolicy(_Strict):
     memory: FailureMode = "open"
 
 
+class SingleFlightPolicy(_Strict):
+    """Concurrent identical cacheable misses share one upstream call."""
+
+    enabled: bool = True
+    # How long a follower waits for the leader's answer before forwarding on its own.
+    wait_seconds: float = Field(default=30.0, gt=0, le=600)
+
+
 class TelemetryPolicy(_Strict):
     # Keep the last user turn in `/admin/decisions` records (never in logs or metrics).
     record_prompts: bool = False
@@ -197,6 +205,7 @@ class Policy(_Strict):
     classifier: ClassifierPolicy = Field(default_factory=ClassifierPolicy)
     memory: MemoryPolicy = Field(default_factory=MemoryPolicy)
     failure: FailurePolicy = Field(default_factory=FailurePolicy)
+    single_flight: SingleFlightPolicy = Field(default_factory=SingleFlightPolicy)
     telemetry: TelemetryPolicy = Field(default_factory=TelemetryPolicy)
     audit: AuditPolicy = Field(default_factory=AuditPolicy)
     # A response is stored only if every choice ended with one of these. `length`

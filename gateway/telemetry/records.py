@@ -22,6 +22,7 @@ class DecisionRecord:
     reason: str | None
     status: int
     stored: bool
+    coalesced: bool
     similarity: float | None
     review_verdict: str | None
     mismatch_kinds: tuple[str, ...]
@@ -47,6 +48,7 @@ class DecisionRecord:
             "reason": self.reason,
             "status": self.status,
             "stored": self.stored,
+            "coalesced": self.coalesced,
             "similarity": self.similarity,
             "review_verdict": self.review_verdict,
             "mismatch_kinds": list(self.mismatch_kinds),
@@ -78,6 +80,7 @@ def record_from(
         reason=ctx.reason.value if ctx.reason else None,
         status=status,
         stored=ctx.stored,
+        coalesced=ctx.coalesced,
         similarity=None if ctx.similarity is None else round(ctx.similarity, 4),
         review_verdict=ctx.review_verdict,
         mismatch_kinds=tuple(ctx.mismatch_kinds),

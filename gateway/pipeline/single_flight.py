@@ -1,0 +1,164 @@
+"""Single flight: concurrent identical cacheable misses cause one upstream call.
+
+The first request for an exact-cache key leads: it forwards, and its answer is handed
+to every request for the same key that arrived meanwhile (followers). Within a process
+followers wait on the leader's future. Across replicas (Redis backend) the leader also
+holds a lease in the shared lock; a replica that finds the lease taken polls the exact
+cache, where the leader stores its answer, and takes the lease itself if it frees up.
+
+Nothing here may make a request worse than having no single flight:
+- waits are bounded (`wait_seconds`); after that a follower forwards on its own;
+- a leader that fails, is cancelled (client gone) or produces nothing cacheable hands
+  followers `None`, and each forwards on its own (or gets its own error);
+- a lock store that fails is treated as "nobody to wait for".
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from gateway.cache.locks import Lock
+from gateway.cache.protocols import ExactCache
+from gateway.telemetry.throttled_log import ThrottledLogger
+
+logger = logging.getLogger(__name__)
+
+Completion = dict[str, Any]
+_POLL_SECONDS = 0.05
+
+
+@dataclass(slots=True)
+class Flight:
+    """A leader's promise to the followers of its key."""
+
+    key: str
+    future: asyncio.Future[Completion | None]
+    lease_token: str | None = None
+    followers: int = field(default=0)
+
+
+@dataclass(frozen=True, slots=True)
+class Joined:
+    """`flight` set: this request leads and must call `SingleFlight.share` with its
+    answer and `SingleFlight.release` once it is stored (both also on errors). Otherwise
+    `shared` is another request's answer, or None: forward on your own."""
+
+    flight: Flight | None = None
+    shared: Completion | None = None
+
+
+class SingleFlight:
+    def __init__(
+        self,
+        lock: Lock | None,
+        exact: ExactCache | None,
+        clock: Callable[[], float] = time.monotonic,
+        poll_seconds: float = _POLL_SECONDS,
+    ) -> None:
+        """`lock` and `exact` coordinate replicas (Redis backend); None: one process."""
+        self._lock = lock
+        self._exact = exact
+        self._clock = clock
+        self._poll_seconds = poll_seconds
+        self._flights: dict[str, Flight] = {}
+        self._failures = ThrottledLogger(logger, interval_seconds=60.0)
+        self.coalesced_total = 0
+
+    def in_flight(self) -> int:
+        return len(self._flights)
+
+    async def join(self, key: str, wait_seconds: float) -> Joined:
+        flight = self._flights.get(key)
+        if flight is not None:
+            flight.followers += 1
+            return Joined(shared=await self._wait(flight, wait_seconds))
+        # Claimed before the first await: a concurrent request of this process now
+        # finds it and follows.
+        flight = Flight(key, asyncio.get_running_loop().create_future())
+        self._flights[key] = flight
+        if self._lock is None:
+            return Joined(flight=flight)
+        try:
+            return await self._lead_or_poll(flight, wait_seconds)
+        except BaseException:
+            self._settle(flight, None)
+            raise
+
+    async def _lead_or_poll(self, flight: Flight, wait_seconds: float) -> Joined:
+        assert self._lock is not None
+        deadline = self._clock() + wait_seconds
+        waited = False
+        while True:
+            try:
+                token = await self._lock.acquire(_lease_key(flight.key), wait_seconds)
+            except Exception as exc:
+                self._failures.warning("single-flight lease failed (%s)", type(exc).__name__)
+                return Joined(flight=flight)  # lead locally; replicas may duplicate
+            if token is not None:
+                flight.lease_token = token
+                # The lease freed up: the remote leader may have stored its answer
+                # just before releasing it.
+                shared = await self._cached(flight.key) if waited else None
+                if shared is None:
+                    return Joined(flight=flight)
+                self._settle(flight, shared)
+                await self.release(flight)
+                return Joined(shared=shared)
+            # Another replica leads: its answer lands in the exact cache.
+            shared = await self._cached(flight.key)
+            if shared is not None or self._clock() >= deadline:
+                self._settle(flight, shared)
+                return Joined(shared=shared)
+            waited = True
+            await asyncio.sleep(self._poll_seconds)
+
+    async def _cached(self, key: str) -> Completion | None:
+        if self._exact is None:
+            return None
+        try:
+            entry = await self._exact.get(key)
+        except Exception:
+            return None
+        return None if entry is None else entry.completion
+
+    async def _wait(self, flight: Flight, wait_seconds: float) -> Completion | None:
+        try:
+            async with asyncio.timeout(wait_seconds):
+                # shield: a follower that gives up must not cancel the leader's future.
+                return await asyncio.shield(flight.future)
+        except TimeoutError:
+            return None
+
+    def share(self, flight: Flight, completion: Completion | None) -> None:
+        """Hand the leader's answer to this process's followers (None: nothing to
+        share). Replicas get it from the exact cache once it is stored."""
+        if flight.followers:
+            self.coalesced_total += flight.followers
+        self._settle(flight, completion)
+
+    async def release(self, flight: Flight) -> None:
+        """After the answer was stored (or will not be): free the replicas' lease."""
+        self._settle(flight, None)  # a no-op when already shared
+        if flight.lease_token is not None and self._lock is not None:
+            token, flight.lease_token = flight.lease_token, None
+            try:
+                await self._lock.release(_lease_key(flight.key), token)
+            except Exception as exc:  # the lease expires by itself
+                self._failures.warning(
+                    "single-flight lease release failed (%s)", type(exc).__name__
+                )
+
+    def _settle(self, flight: Flight, completion: Completion | None) -> None:
+        if not flight.future.done():
+            flight.future.set_result(completion)
+        if self._flights.get(flight.key) is flight:
+            del self._flights[flight.key]
+
+
+def _lease_key(key: str) -> str:
+    return f"flight:{key}"

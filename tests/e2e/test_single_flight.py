@@ -1,0 +1,87 @@
+"""Single flight over HTTP: concurrent identical misses, JSON and streaming, make one
+upstream call, within one gateway and across two replicas sharing Redis; a failing
+leader leaves every follower with its own answer (here: its own error), never a hang."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import httpx
+import orjson
+import pytest
+
+from tests.conftest import TENANT_KEYS, FakeUpstream, GatewayFactory, RunningGateway
+from tests.e2e.helpers import upstream_calls
+
+Result = tuple[int, str, dict[str, str]]
+
+
+def _ask(gateway: RunningGateway, prompt: str, stream: bool = False) -> Result:
+    """(status, answer text, headers); a stream's text is its deltas joined."""
+    body: dict[str, Any] = {
+        "model": "fake-model",
+        "messages": [{"role": "user", "content": prompt}],
+        "stream": stream,
+    }
+    headers = {"authorization": f"Bearer {TENANT_KEYS['acme']}"}
+    with httpx.Client(timeout=30) as client:
+        response = client.post(f"{gateway.base_url}/chat/completions", json=body, headers=headers)
+    if response.status_code != 200:
+        return response.status_code, "", dict(response.headers)
+    if not stream:
+        text = response.json()["choices"][0]["message"]["content"]
+        return response.status_code, text, dict(response.headers)
+    parts = [
+        choice.get("delta", {}).get("content") or ""
+        for line in response.text.splitlines()
+        if line.startswith("data: {")
+        for choice in orjson.loads(line[6:]).get("choices", [])
+    ]
+    return response.status_code, "".join(parts), dict(response.headers)
+
+
+def _concurrently(calls: list[tuple[RunningGateway, str, bool]]) -> list[Result]:
+    with ThreadPoolExecutor(max_workers=len(calls)) as pool:
+        return list(pool.map(lambda call: _ask(*call), calls))
+
+
+def test_identical_misses_share_one_upstream_call(
+    gateway: RunningGateway, upstream: FakeUpstream
+) -> None:
+    prompt = f"Explain photosynthesis briefly {uuid.uuid4().hex[:4]} [[sleep:0.5]]"
+    before = upstream_calls(upstream, prompt)
+    results = _concurrently([(gateway, prompt, i % 2 == 1) for i in range(8)])
+    assert upstream_calls(upstream, prompt) == before + 1
+    assert {status for status, _, _ in results} == {200}
+    assert len({text for _, text, _ in results}) == 1  # streams and JSON alike
+    assert sum(1 for _, _, headers in results if headers.get("x-gateway-coalesced")) == 7
+
+
+def test_a_failing_leader_does_not_hang_its_followers(
+    gateway: RunningGateway, upstream: FakeUpstream
+) -> None:
+    prompt = f"Explain osmosis briefly {uuid.uuid4().hex[:4]} [[sleep:0.3]] [[status:500]]"
+    started = time.monotonic()
+    results = _concurrently([(gateway, prompt, False) for _ in range(4)])
+    assert [status for status, _, _ in results] == [502] * 4
+    assert time.monotonic() - started < 10
+    assert upstream_calls(upstream, prompt) >= 4  # each follower forwarded on its own
+
+
+@pytest.mark.parametrize("storage_backend", ["redis"])
+def test_replicas_sharing_redis_make_one_upstream_call(
+    start_gateway: GatewayFactory, upstream: FakeUpstream, storage_backend: str
+) -> None:
+    first = start_gateway()
+    second = start_gateway()  # same Redis prefix: replicas of one deployment
+    prompt = f"Explain diffusion briefly {uuid.uuid4().hex[:4]} [[sleep:0.6]]"
+    before = upstream_calls(upstream, prompt)
+    results = _concurrently(
+        [(first if i % 2 == 0 else second, prompt, i % 3 == 0) for i in range(6)]
+    )
+    assert {status for status, _, _ in results} == {200}
+    assert len({text for _, text, _ in results}) == 1
+    assert upstream_calls(upstream, prompt) == before + 1

@@ -1,0 +1,131 @@
+"""Single flight with in-process fakes: one leader per key, bounded waits, failed
+leaders do not poison followers, replicas share through the lock and the exact cache."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+from gateway.cache.locks import InProcessLock
+from gateway.cache.protocols import CachedCompletion
+from gateway.pipeline.exact import ExactCacheStage
+from gateway.pipeline.runner import ChatPipeline, CompletionOutcome
+from gateway.pipeline.single_flight import SingleFlight
+from tests.unit.test_pipeline import MemoryCache, ScriptedProvider, _context
+
+ANSWER = {"choices": [{"message": {"content": "shared"}}]}
+
+
+async def test_one_leader_and_every_follower_gets_its_answer() -> None:
+    flights = SingleFlight(None, None)
+    joined = await flights.join("k", 5)
+    assert joined.flight is not None
+    followers = [asyncio.create_task(flights.join("k", 5)) for _ in range(5)]
+    await asyncio.sleep(0)
+    assert flights.in_flight() == 1
+    flights.share(joined.flight, ANSWER)
+    await flights.release(joined.flight)
+    results = await asyncio.gather(*followers)
+    assert all(result.shared == ANSWER and result.flight is None for result in results)
+    assert flights.in_flight() == 0 and flights.coalesced_total == 5
+    assert (await flights.join("k", 5)).flight is not None  # a new flight afterwards
+
+
+async def test_a_failed_leader_releases_followers_with_nothing() -> None:
+    flights = SingleFlight(None, None)
+    joined = await flights.join("k", 5)
+    assert joined.flight is not None
+    follower = asyncio.create_task(flights.join("k", 5))
+    await asyncio.sleep(0)
+    flights.share(joined.flight, None)
+    await flights.release(joined.flight)
+    assert (await follower).shared is None
+
+
+async def test_waiting_is_bounded() -> None:
+    flights = SingleFlight(None, None)
+    assert (await flights.join("k", 5)).flight is not None  # a leader that never ends
+    started = time.monotonic()
+    result = await flights.join("k", 0.1)
+    assert result.shared is None and result.flight is None
+    assert time.monotonic() - started < 1.0
+
+
+async def test_replicas_share_through_the_lock_and_the_cache() -> None:
+    lock, cache = InProcessLock(), MemoryCache()
+    replica_a = SingleFlight(lock, cache, poll_seconds=0.01)
+    replica_b = SingleFlight(lock, cache, poll_seconds=0.01)
+    leading = await replica_a.join("k", 5)
+    assert leading.flight is not None
+    remote = asyncio.create_task(replica_b.join("k", 5))
+    await asyncio.sleep(0.05)
+    assert not remote.done()  # polling while A holds the lease
+    await cache.put("k", CachedCompletion(ANSWER, "t", "m", 0.0), 60)
+    await replica_a.release(leading.flight)
+    assert (await remote).shared == ANSWER
+
+
+async def test_a_replica_takes_over_when_the_remote_leader_stored_nothing() -> None:
+    lock, cache = InProcessLock(), MemoryCache()
+    replica_a = SingleFlight(lock, cache, poll_seconds=0.01)
+    replica_b = SingleFlight(lock, cache, poll_seconds=0.01)
+    leading = await replica_a.join("k", 5)
+    assert leading.flight is not None
+    remote = asyncio.create_task(replica_b.join("k", 5))
+    await asyncio.sleep(0.03)
+    await replica_a.release(leading.flight)  # e.g. its answer was not cacheable
+    taken = await remote
+    assert taken.flight is not None and taken.flight.lease_token is not None
+
+
+class SlowProvider(ScriptedProvider):
+    def __init__(self, fail: bool = False) -> None:
+        super().__init__()
+        self.fail = fail
+
+    async def complete(self, body: dict[str, Any]) -> dict[str, Any]:
+        await asyncio.sleep(0.05)
+        if self.fail:
+            self.calls += 1
+            raise RuntimeError("upstream broke")
+        return await super().complete(body)
+
+
+async def test_concurrent_identical_misses_make_one_upstream_call() -> None:
+    provider = SlowProvider()
+    pipeline = ChatPipeline(
+        provider, ExactCacheStage(MemoryCache()), single_flight=SingleFlight(None, None)
+    )
+    contexts = [_context() for _ in range(8)]
+    outcomes = await asyncio.gather(*(pipeline.run(ctx) for ctx in contexts))
+    assert provider.calls == 1
+    assert all(isinstance(outcome, CompletionOutcome) for outcome in outcomes)
+    texts = {o.completion["choices"][0]["message"]["content"] for o in outcomes}  # type: ignore[union-attr]
+    assert texts == {"ok"}
+    assert sum(ctx.coalesced for ctx in contexts) == 7
+
+
+async def test_followers_of_a_failed_leader_make_their_own_calls() -> None:
+    provider = SlowProvider(fail=True)
+    pipeline = ChatPipeline(
+        provider, ExactCacheStage(MemoryCache()), single_flight=SingleFlight(None, None)
+    )
+    results = await asyncio.gather(
+        *(pipeline.run(_context()) for _ in range(4)), return_exceptions=True
+    )
+    assert all(isinstance(result, RuntimeError) for result in results)
+    assert provider.calls == 4  # nobody was handed the leader's failure
+
+
+async def test_opted_out_requests_are_not_coalesced() -> None:
+    from gateway.pipeline.context import CacheControl
+
+    provider = SlowProvider()
+    pipeline = ChatPipeline(
+        provider, ExactCacheStage(MemoryCache()), single_flight=SingleFlight(None, None)
+    )
+    await asyncio.gather(
+        *(pipeline.run(_context(cache_control=CacheControl(no_store=True))) for _ in range(3))
+    )
+    assert provider.calls == 3
