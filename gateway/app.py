@@ -218,5 +218,15 @@ def create_app(
         health.router,
     ):
         app.include_router(router)
+    if config.server.cors_allow_origins:
+        from starlette.middleware.cors import CORSMiddleware
+
+        app.add_middleware(
+            CORSMiddleware,
+            allow_origins=list(config.server.cors_allow_origins),
+            allow_methods=["GET", "POST", "DELETE"],
+            allow_headers=["*"],
+            expose_headers=["x-request-id", "x-gateway-cache", "x-gateway-cache-reason"],
+        )
     app.add_middleware(RequestIdMiddleware)
     return app

@@ -1,8 +1,11 @@
 """Bearer key -> principal (tenant, admin flag).
 
 Keys are kept only as SHA-256 digests and looked up by digest, so the lookup time does
-not depend on how much of a guessed key matches a real one, and no plaintext key sits
-in the gateway's memory after start-up.
+not depend on how much of a guessed key matches a real one (what a timing probe could
+learn is at most a prefix of the SHA-256 of a real key, which does not help to find the
+key), and no plaintext key sits in the gateway's memory after start-up. The config may
+give keys already hashed (`sha256:<hex>`, printed by `gateway key hash`), so the key
+itself need not be stored anywhere on the gateway's side.
 """
 
 from __future__ import annotations
@@ -11,7 +14,7 @@ import hashlib
 from dataclasses import dataclass
 
 from gateway.errors import Unauthorized
-from gateway.settings import AuthSettings
+from gateway.settings import HASHED_KEY_PREFIX, AuthSettings
 
 OPEN_TENANT = "default"
 ADMIN_TENANT = "admin"
@@ -27,6 +30,18 @@ def _digest(key: str) -> bytes:
     return hashlib.sha256(key.encode("utf-8")).digest()
 
 
+def configured_digest(entry: str) -> bytes:
+    """A config key entry: plain text, or already hashed as `sha256:<hex>`."""
+    if entry.startswith(HASHED_KEY_PREFIX):
+        return bytes.fromhex(entry.removeprefix(HASHED_KEY_PREFIX))
+    return _digest(entry)
+
+
+def hashed_key(key: str) -> str:
+    """What to put in the config instead of `key` (`gateway key hash`)."""
+    return HASHED_KEY_PREFIX + _digest(key).hex()
+
+
 class KeyRegistry:
     """Resolves the `Authorization` header to a principal.
 
@@ -38,9 +53,9 @@ class KeyRegistry:
         self._by_digest: dict[bytes, Principal] = {}
         for tenant in settings.tenants:
             for key in tenant.api_keys:
-                self._by_digest[_digest(key)] = Principal(tenant=tenant.name)
+                self._by_digest[configured_digest(key)] = Principal(tenant=tenant.name)
         for key in settings.admin_keys:
-            self._by_digest[_digest(key)] = Principal(tenant=ADMIN_TENANT, is_admin=True)
+            self._by_digest[configured_digest(key)] = Principal(tenant=ADMIN_TENANT, is_admin=True)
         self.open = not settings.tenants
 
     def authenticate(self, authorization: str | None) -> Principal:

@@ -9,7 +9,13 @@ import sys
 from collections.abc import Sequence
 from urllib.parse import urlsplit
 
-from gateway.settings import ConfigError, GatewayConfig, config_path_from, load_config
+from gateway.settings import (
+    HASHED_KEY_PREFIX,
+    ConfigError,
+    GatewayConfig,
+    config_path_from,
+    load_config,
+)
 from gateway.telemetry.logs import configure_logging, is_sensitive_key
 
 
@@ -17,6 +23,8 @@ def _known_secrets(config: GatewayConfig) -> list[str]:
     """Plaintext credentials in the config, to be redacted from every log line."""
     secrets = [key for tenant in config.auth.tenants for key in tenant.api_keys]
     secrets += config.auth.admin_keys
+    # Hashed entries are not secrets (and redacting them would hide nothing).
+    secrets = [key for key in secrets if not key.startswith(HASHED_KEY_PREFIX)]
     for deployment in config.model_list:
         params = deployment.litellm_params
         if isinstance(params.api_key, str):
@@ -182,7 +190,27 @@ def build_parser() -> argparse.ArgumentParser:
         help="a policies folder or one policy file (default: policies)",
     )
     check.set_defaults(handler=_policy_check)
+
+    key = commands.add_parser("key", help="work with API keys")
+    key_commands = key.add_subparsers(dest="key_command", required=True)
+    hash_key = key_commands.add_parser(
+        "hash",
+        help="read an API key from stdin, print its config entry 'sha256:<hex>'",
+    )
+    hash_key.set_defaults(handler=_key_hash)
     return parser
+
+
+def _key_hash(args: argparse.Namespace) -> int:
+    """Reads the key from stdin (never argv: argv shows in `ps` and shell history)."""
+    from gateway.auth import hashed_key
+
+    key = sys.stdin.readline().rstrip("\r\n")
+    if len(key) < 8:
+        print("gateway: give the key (at least 8 characters) on stdin", file=sys.stderr)
+        return 2
+    print(hashed_key(key))
+    return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:

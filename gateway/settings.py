@@ -8,10 +8,18 @@ names the file and the dotted path of the offending field. Values of the form
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from gateway.yamlfile import YamlFileError, describe_validation_error, read_yaml_mapping
 
@@ -81,14 +89,33 @@ class StorageSettings(_Strict):
         return self
 
 
+HASHED_KEY_PREFIX = "sha256:"
+_HASHED_KEY = re.compile(r"sha256:[0-9a-f]{64}")
+
+
+def _check_key_entries(keys: list[str]) -> list[str]:
+    """A key is given in plain text or as `sha256:<64 lowercase hex>` of its UTF-8 bytes
+    (`gateway key hash` prints it), so the config need not hold the secret itself."""
+    for key in keys:
+        if key.startswith(HASHED_KEY_PREFIX) and not _HASHED_KEY.fullmatch(key):
+            raise ValueError("a hashed key must be 'sha256:' followed by 64 lowercase hex digits")
+        if not key.startswith(HASHED_KEY_PREFIX) and len(key) < 8:
+            raise ValueError("API keys must be at least 8 characters")
+    return keys
+
+
 class TenantSettings(_Strict):
     name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_.-]+$")
     api_keys: list[str] = Field(min_length=1)
+
+    _api_keys_valid = field_validator("api_keys")(_check_key_entries)
 
 
 class AuthSettings(_Strict):
     tenants: list[TenantSettings] = Field(default_factory=list)
     admin_keys: list[str] = Field(default_factory=list)
+
+    _admin_keys_valid = field_validator("admin_keys")(_check_key_entries)
 
     @model_validator(mode="after")
     def _keys_unique(self) -> AuthSettings:
@@ -109,6 +136,9 @@ class ServerSettings(_Strict):
     port: int = Field(default=8080, ge=1, le=65535)
     max_request_bytes: int = Field(default=4 * 1024 * 1024, ge=1024)
     log_level: Literal["debug", "info", "warning", "error"] = "info"
+    # Browsers may call the gateway from these origins (CORS). Empty: no CORS headers,
+    # so no web page on another origin can use a key it got hold of.
+    cors_allow_origins: list[str] = Field(default_factory=list)
 
 
 class SemanticSettings(_Strict):

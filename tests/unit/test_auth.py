@@ -8,28 +8,31 @@ from gateway.pipeline.context import CacheControl
 from gateway.settings import AuthSettings, TenantSettings
 
 SETTINGS = AuthSettings(
-    tenants=[TenantSettings(name="acme", api_keys=["sk-a1", "sk-a2"])], admin_keys=["sk-root"]
+    tenants=[TenantSettings(name="acme", api_keys=["sk-acme-key-1", "sk-acme-key-2"])],
+    admin_keys=["sk-root-key-1"],
 )
 
 
 def test_keys_map_to_tenants_and_admin() -> None:
     registry = KeyRegistry(SETTINGS)
-    assert registry.authenticate("Bearer sk-a2") == Principal(tenant="acme")
-    assert registry.authenticate("bearer sk-a1") == Principal(tenant="acme")
-    assert registry.authenticate("Bearer sk-root").is_admin
+    assert registry.authenticate("Bearer sk-acme-key-2") == Principal(tenant="acme")
+    assert registry.authenticate("bearer sk-acme-key-1") == Principal(tenant="acme")
+    assert registry.authenticate("Bearer sk-root-key-1").is_admin
 
 
-@pytest.mark.parametrize("header", [None, "", "Bearer", "Basic sk-a1", "Bearer sk-nope", "sk-a1"])
+@pytest.mark.parametrize(
+    "header", [None, "", "Bearer", "Basic sk-acme-key-1", "Bearer sk-nope", "sk-acme-key-1"]
+)
 def test_bad_or_missing_keys_are_refused(header: str | None) -> None:
     with pytest.raises(Unauthorized):
         KeyRegistry(SETTINGS).authenticate(header)
 
 
 def test_open_mode_without_tenants() -> None:
-    registry = KeyRegistry(AuthSettings(admin_keys=["sk-root"]))
+    registry = KeyRegistry(AuthSettings(admin_keys=["sk-root-key-1"]))
     assert registry.authenticate(None) == Principal(tenant="default")
     assert registry.authenticate("Bearer anything") == Principal(tenant="default")
-    assert registry.authenticate("Bearer sk-root").is_admin
+    assert registry.authenticate("Bearer sk-root-key-1").is_admin
 
 
 def test_cache_control_directives() -> None:
@@ -37,3 +40,24 @@ def test_cache_control_directives() -> None:
     assert CacheControl.parse("no-cache") == CacheControl(no_cache=True)
     assert CacheControl.parse("No-Store, max-age=0") == CacheControl(no_store=True)
     assert CacheControl.parse("no-cache, no-store") == CacheControl(no_cache=True, no_store=True)
+
+
+def test_keys_may_be_configured_hashed() -> None:
+    from gateway.auth import hashed_key
+
+    settings = AuthSettings(
+        tenants=[TenantSettings(name="acme", api_keys=[hashed_key("sk-acme-secret-9")])],
+        admin_keys=[hashed_key("sk-admin-secret-9")],
+    )
+    registry = KeyRegistry(settings)
+    assert registry.authenticate("Bearer sk-acme-secret-9") == Principal(tenant="acme")
+    assert registry.authenticate("Bearer sk-admin-secret-9").is_admin
+    with pytest.raises(Unauthorized):
+        # The hash itself is not a key.
+        registry.authenticate(f"Bearer {hashed_key('sk-acme-secret-9')}")
+
+
+@pytest.mark.parametrize("entry", ["sha256:abc", "sha256:" + "G" * 64, "short"])
+def test_malformed_or_weak_key_entries_are_config_errors(entry: str) -> None:
+    with pytest.raises(ValueError):
+        TenantSettings(name="acme", api_keys=[entry])
