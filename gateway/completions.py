@@ -98,9 +98,22 @@ class StreamAssembler:
 
 
 def finished_normally(completion: Mapping[str, Any], allowed: Iterable[str]) -> bool:
+    """Every choice ended with an allowed reason and says something (text or tool
+    calls): an empty answer, e.g. what a broken upstream stream leaves, is never
+    worth serving again."""
     allowed_reasons = set(allowed)
     choices = completion.get("choices") or []
-    return bool(choices) and all(c.get("finish_reason") in allowed_reasons for c in choices)
+    return bool(choices) and all(
+        c.get("finish_reason") in allowed_reasons and _has_answer(c) for c in choices
+    )
+
+
+def _has_answer(choice: Mapping[str, Any]) -> bool:
+    message = choice.get("message") or {}
+    content = message.get("content")
+    has_text = isinstance(content, str) and content != ""
+    has_parts = isinstance(content, list) and len(content) > 0
+    return has_text or has_parts or bool(message.get("tool_calls") or message.get("function_call"))
 
 
 def replay_chunks(

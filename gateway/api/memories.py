@@ -9,17 +9,17 @@ that is not theirs answers 404, exactly like one that does not exist.
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
-import orjson
 from fastapi import APIRouter, Request, Response
 
-from gateway.api.deps import authenticate, get_services, read_body
+from gateway.api.deps import authenticate, get_services, query_int, read_body
 from gateway.api.memory_schemas import MemoryBatchIn, MemoryIn, MemorySearchIn
 from gateway.api.responses import json_response
-from gateway.api.schemas import parse_body
+from gateway.api.schemas import load_json_object, parse_body
 from gateway.api.scope import NAMESPACE_HEADER, checked_identifier, memory_user, scope_header
 from gateway.auth import Principal
 from gateway.cache.redis_connection import StoreUnavailable
@@ -46,7 +46,8 @@ MAX_PAGE_SIZE = 100
 async def _store_errors() -> AsyncIterator[None]:
     try:
         yield
-    except StoreUnavailable:
+    except (StoreUnavailable, sqlite3.Error, OSError):
+        # Redis unreachable, or the embedded database closed, locked or out of disk.
         raise StoreUnavailableError("The memory store is unavailable; retry shortly.") from None
 
 
@@ -126,11 +127,7 @@ async def create_memories(request: Request) -> Response:
 
 
 def _parse_create(raw: bytes) -> MemoryBatchIn:
-    try:
-        value = orjson.loads(raw) if raw else None
-    except orjson.JSONDecodeError:
-        raise InvalidRequest("The request body is not valid JSON.", code="invalid_json") from None
-    if isinstance(value, dict) and "items" in value:
+    if "items" in load_json_object(raw):
         return parse_body(raw, MemoryBatchIn)[1]
     return MemoryBatchIn(items=[parse_body(raw, MemoryIn)[1]])
 
@@ -151,9 +148,10 @@ def _int_param(request: Request, name: str, default: int, low: int, high: int) -
     raw = request.query_params.get(name)
     if raw is None:
         return default
-    if not raw.isdigit() or not low <= int(raw) <= high:
+    value = query_int(raw)
+    if value is None or not low <= value <= high:
         raise InvalidRequest(f"'{name}' must be an integer from {low} to {high}.", param=name)
-    return int(raw)
+    return value
 
 
 @router.get("/v1/memories")

@@ -76,7 +76,8 @@ class SQLiteDatabase:
     @property
     def connection(self) -> sqlite3.Connection:
         if self._connection is None:
-            raise RuntimeError("database is not open")
+            # A sqlite3 error, so callers handle "closed" like any other store failure.
+            raise sqlite3.ProgrammingError("database is not open")
         return self._connection
 
     async def ping(self) -> bool:

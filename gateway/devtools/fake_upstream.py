@@ -9,9 +9,24 @@ another process:
     [[length]]       finish_reason "length" (a truncated answer)
     [[tool]]         answer with a tool call to the first tool of the request
     [[abort]]        stream: send two chunks, then drop the connection
+    [[badsse]]       stream: send two chunks, then a line `data: {not json` and end
+    [[badsse:garbage]]   the same with bytes that are neither SSE nor UTF-8
+    [[badsse:truncate]]  the same with lines an SSE parser skips: the stream just ends,
+                     without finish_reason or [DONE] (a truncated answer)
+    [[badsse:error]]     the same with an in-band `data: {"error": ...}` event
+    [[slowstream:0.2]]  stream: wait that many seconds before every chunk after the first
+    [[nosse]]        stream: answer 200 with an HTML page instead of events (a proxy's page)
+    [[nosse:empty]]  stream: answer 200 with an empty event stream
+    [[nosse:json]]   stream: answer with the plain JSON completion, as if `stream` was unset
+
+`/v1/embeddings` reads its own markers in the input texts (chat ignores them):
+
+    [[embed_status:500]]  answer with that HTTP status and an OpenAI error body
+    [[embed_sleep:2]]     wait that many seconds first
 
 A model named `fake-judge-yes` / `fake-judge-no` answers just "Yes" / "No" (a stand-in
-for a small reviewer model).
+for a small reviewer model); `fake-judge-slow` waits 3 seconds before answering "Yes",
+and `fake-judge-error` answers with HTTP 500.
 
 Every answer carries a sequence number, so a served cache entry is told apart from a
 fresh upstream answer.
@@ -88,8 +103,13 @@ def create_fake_upstream(log: UpstreamLog | None = None) -> Starlette:
         finish_reason = "length" if "length" in markers else "stop"
         content: str | None = f"Answer #{number}: {text}"
         model = str(body.get("model", ""))
+        if model == "fake-judge-slow":
+            await asyncio.sleep(3)
+        if model == "fake-judge-error":
+            error = {"message": "fake judge error", "type": "server_error"}
+            return _json({"error": error}, 500)
         if model.startswith("fake-judge-"):
-            content = "Yes" if model.endswith("yes") else "No"
+            content = "No" if model.endswith("no") else "Yes"
         tool_calls = None
         if "tool" in markers and body.get("tools"):
             name = body["tools"][0]["function"]["name"]
@@ -103,6 +123,8 @@ def create_fake_upstream(log: UpstreamLog | None = None) -> Starlette:
             content, finish_reason = None, "tool_calls"
         completion_id = f"chatcmpl-fake{number}"
         usage = {"prompt_tokens": 10, "completion_tokens": 7, "total_tokens": 17}
+        if body.get("stream") and "nosse" in markers:
+            return _no_sse(markers["nosse"], body, completion_id, content, finish_reason, usage)
         if body.get("stream"):
             return StreamingResponse(
                 _stream(body, completion_id, content, tool_calls, finish_reason, usage, markers),
@@ -127,6 +149,13 @@ def create_fake_upstream(log: UpstreamLog | None = None) -> Starlette:
         received.embedding_bodies.append(body)
         inputs = body.get("input")
         items = inputs if isinstance(inputs, list) else [inputs]
+        markers = _markers(" ".join(str(item) for item in items))
+        if "embed_sleep" in markers:
+            await asyncio.sleep(float(markers["embed_sleep"]))
+        if "embed_status" in markers:
+            status = int(markers["embed_status"])
+            error = {"message": f"fake upstream error {status}", "type": "server_error"}
+            return _json({"error": error}, status)
         data = [
             {"object": "embedding", "index": i, "embedding": _pseudo_vector(str(item))}
             for i, item in enumerate(items)
@@ -140,6 +169,46 @@ def create_fake_upstream(log: UpstreamLog | None = None) -> Starlette:
             Route("/v1/embeddings", embeddings, methods=["POST"]),
         ]
     )
+
+
+def _no_sse(
+    variant: str,
+    body: dict[str, Any],
+    completion_id: str,
+    content: str | None,
+    finish_reason: str,
+    usage: dict[str, int],
+) -> Response:
+    """A 200 answer to a stream request that holds no SSE event at all."""
+    if variant == "empty":
+        return Response(b"", media_type="text/event-stream")
+    if variant == "json":  # an upstream that ignores `stream`
+        message = {"role": "assistant", "content": content}
+        choice = {"index": 0, "message": message, "finish_reason": finish_reason}
+        return _json(
+            {
+                "id": completion_id,
+                "object": "chat.completion",
+                "created": int(time.time()),
+                "model": body.get("model", "fake"),
+                "choices": [choice],
+                "usage": usage,
+            }
+        )
+    page = b"<html><body><h1>502 Bad Gateway</h1></body></html>"
+    return Response(page, media_type="text/html")
+
+
+# What `[[badsse:<variant>]]` sends after two good chunks, before it ends the response.
+_BAD_SSE = {
+    "": b"data: {not json\n\n",
+    # Bytes that are neither SSE nor UTF-8.
+    "garbage": b"\x00\xff\xfe\x9c<html>502 Bad Gateway</html>\r\n\x80\x81\n\n",
+    # Lines an SSE parser skips: the stream just ends, without finish_reason or [DONE].
+    "truncate": b"<html>502 Bad Gateway</html>\r\n: a comment\n\n",
+    # An in-band error event, as OpenAI sends when it fails mid-stream.
+    "error": b'data: {"error": {"message": "fake overload", "type": "server_error"}}\n\n',
+}
 
 
 def _pseudo_vector(text: str, dimensions: int = 8) -> list[float]:
@@ -167,16 +236,26 @@ async def _stream(
         choice = {"index": 0, "delta": delta, "finish_reason": finish}
         return b"data: " + orjson.dumps({**base, "choices": [choice]}) + b"\n\n"
 
+    delay = float(markers["slowstream"]) if "slowstream" in markers else 0.0
+
+    async def paced(chunk: bytes) -> bytes:
+        if delay:
+            await asyncio.sleep(delay)
+        return chunk
+
     yield event({"role": "assistant", "content": ""})
     if content:
         words = content.split(" ")
         for position, word in enumerate(words):
-            yield event({"content": word if position == 0 else " " + word})
+            yield await paced(event({"content": word if position == 0 else " " + word}))
             if "abort" in markers and position == 1:
                 raise ConnectionAbortedError("fake upstream drops the stream")
+            if "badsse" in markers and position == 1:
+                yield _BAD_SSE.get(markers["badsse"], _BAD_SSE[""])
+                return
     for position, call in enumerate(tool_calls or []):
-        yield event({"tool_calls": [{"index": position, **call}]})
-    yield event({}, finish_reason)
+        yield await paced(event({"tool_calls": [{"index": position, **call}]}))
+    yield await paced(event({}, finish_reason))
     if (body.get("stream_options") or {}).get("include_usage"):
         yield b"data: " + orjson.dumps({**base, "choices": [], "usage": usage}) + b"\n\n"
     yield b"data: [DONE]\n\n"

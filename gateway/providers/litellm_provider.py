@@ -138,6 +138,23 @@ def map_exception(exc: BaseException, model: str) -> UpstreamError:
     )
 
 
+def _starts_answer(chunk: dict[str, Any]) -> bool:
+    """Whether `chunk` holds a choice with something in it.
+
+    When the upstream's 200 holds no event at all (an empty body, a proxy's HTML page,
+    a JSON body where SSE was expected) litellm ends the stream with one chunk of its
+    own: `finish_reason: "stop"` and an empty delta, without the role every real first
+    chunk carries. Passed on, it is an empty answer that looks complete and gets cached.
+    """
+    for choice in chunk.get("choices") or []:
+        delta = choice.get("delta") or {}
+        if any(value not in (None, "", [], {}) for value in delta.values()):
+            return True
+        if not choice.get("finish_reason"):
+            return True  # an empty delta mid-answer (a keep-alive): the answer has begun
+    return False
+
+
 class LiteLLMProvider:
     def __init__(self, router: Any, model_names: frozenset[str]) -> None:
         self._router = router
@@ -188,12 +205,29 @@ class LiteLLMProvider:
     async def stream(self, body: dict[str, Any]) -> AsyncGenerator[dict[str, Any], None]:
         model, params = self._split(body)
         params["stream"] = True
+        # Chunks without an answer choice (e.g. a usage chunk) held back until the
+        # answer starts: a stream that never starts one is an error, not an empty answer.
+        held: list[dict[str, Any]] | None = []
         try:
             response = await self._router.acompletion(model=model, **params)
             async for chunk in response:
-                yield clean_response(chunk.model_dump())
+                data: dict[str, Any] = clean_response(chunk.model_dump())
+                if held is not None:
+                    if not _starts_answer(data):
+                        held.append(data)
+                        continue
+                    for early in held:
+                        yield early
+                    held = None
+                yield data
         except Exception as exc:
             raise map_exception(exc, model) from exc
+        if held is not None:
+            raise UpstreamError(
+                f"The provider for model '{model}' answered the stream without any event.",
+                status_code=502,
+                code="upstream_error",
+            )
 
     async def embed(self, body: dict[str, Any]) -> dict[str, Any]:
         model, params = self._split(body)

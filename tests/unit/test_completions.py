@@ -87,3 +87,17 @@ def test_finished_normally() -> None:
     assert not finished_normally(truncated, allowed)
     assert not finished_normally({**COMPLETION, "choices": []}, allowed)
     assert not finished_normally(assemble([]), allowed)
+
+
+def test_an_empty_answer_is_not_a_normal_finish() -> None:
+    from gateway.completions import finished_normally
+
+    def completion(message: dict[str, object]) -> dict[str, object]:
+        return {"choices": [{"index": 0, "message": message, "finish_reason": "stop"}]}
+
+    allowed = ["stop", "tool_calls"]
+    assert finished_normally(completion({"role": "assistant", "content": "hi"}), allowed)
+    assert not finished_normally(completion({"role": "assistant", "content": None}), allowed)
+    assert not finished_normally(completion({"role": "assistant", "content": ""}), allowed)
+    tool = {"role": "assistant", "content": None, "tool_calls": [{"id": "c"}]}
+    assert finished_normally(completion(tool), allowed)
