@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import os
 import random
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
+import httpx
 from openai import OpenAI
 
+from gateway.devtools.threaded_server import free_port
 from tests.conftest import TENANT_KEYS, FakeUpstream, GatewayFactory, RunningGateway
 
 
@@ -62,3 +69,43 @@ def gateway_with_policies(
     for name, text in files.items():
         (policies / name).write_text(text)
     return start_gateway(policies_dir=str(policies), **overrides), policies
+
+
+class GatewayProcess:
+    """The real `gateway serve` as a child process, on a free port, ready when built."""
+
+    def __init__(self, config_path: Path, log_path: Path) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        with log_path.open("ab") as log:
+            self.process = subprocess.Popen(
+                [
+                    sys.executable,
+                    "-m",
+                    "gateway",
+                    "serve",
+                    "--config",
+                    str(config_path),
+                    "--port",
+                    str(self.port),
+                ],
+                env={**os.environ, "OMP_NUM_THREADS": "1", "NO_PROXY": "127.0.0.1,localhost"},
+                stdout=subprocess.DEVNULL,
+                stderr=log,
+            )
+        deadline = time.monotonic() + 120
+        while True:
+            assert self.process.poll() is None, log_path.read_text()[-2000:]
+            try:
+                if httpx.get(f"{self.url}/readyz", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            assert time.monotonic() < deadline, "the gateway did not start"
+            time.sleep(0.1)
+
+    def kill(self) -> None:
+        """SIGKILL: no shutdown hook runs, nothing is flushed or closed."""
+        if self.process.poll() is None:
+            os.kill(self.process.pid, signal.SIGKILL)
+        self.process.wait(timeout=30)

@@ -8,11 +8,7 @@ hangs, and a gateway process killed with SIGKILL and started again on the same d
 
 from __future__ import annotations
 
-import os
-import signal
 import sqlite3
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,7 +20,6 @@ import orjson
 import pytest
 import yaml
 
-from gateway.devtools.threaded_server import free_port
 from tests.conftest import (
     ADMIN_KEY,
     TENANT_KEYS,
@@ -33,7 +28,13 @@ from tests.conftest import (
     RunningGateway,
     gateway_config_dict,
 )
-from tests.e2e.helpers import client_for, gateway_with_policies, unique_prompt, upstream_calls
+from tests.e2e.helpers import (
+    GatewayProcess,
+    client_for,
+    gateway_with_policies,
+    unique_prompt,
+    upstream_calls,
+)
 
 FORBIDDEN_FRAGMENTS = ("Traceback", 'File "', "sk-upstream-secret")
 AUTH = {"authorization": f"Bearer {TENANT_KEYS['acme']}"}
@@ -467,54 +468,16 @@ def test_reviewer_failure_or_hang_is_a_miss_within_the_bound(
 # --- 8. the gateway process is killed and started again -----------------------------------
 
 
-class _GatewayProcess:
-    def __init__(self, config_path: Path, log_path: Path) -> None:
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        with log_path.open("ab") as log:
-            self.process = subprocess.Popen(
-                [
-                    sys.executable,
-                    "-m",
-                    "gateway",
-                    "serve",
-                    "--config",
-                    str(config_path),
-                    "--port",
-                    str(self.port),
-                ],
-                env={**os.environ, "OMP_NUM_THREADS": "1", "NO_PROXY": "127.0.0.1,localhost"},
-                stdout=subprocess.DEVNULL,
-                stderr=log,
-            )
-        deadline = time.monotonic() + 120
-        while True:
-            assert self.process.poll() is None, log_path.read_text()[-2000:]
-            try:
-                if httpx.get(f"{self.url}/readyz", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            assert time.monotonic() < deadline, "the gateway did not start"
-            time.sleep(0.1)
-
-    def kill(self) -> None:
-        """SIGKILL: no shutdown hook runs, nothing is flushed or closed."""
-        if self.process.poll() is None:
-            os.kill(self.process.pid, signal.SIGKILL)
-        self.process.wait(timeout=30)
-
-
 @pytest.fixture
-def gateway_processes() -> Iterator[list[_GatewayProcess]]:
-    started: list[_GatewayProcess] = []
+def gateway_processes() -> Iterator[list[GatewayProcess]]:
+    started: list[GatewayProcess] = []
     yield started
     for process in started:
         process.kill()
 
 
 def test_kill_9_and_restart_keeps_the_embedded_cache_and_memories(
-    upstream: FakeUpstream, tmp_path: Path, gateway_processes: list[_GatewayProcess]
+    upstream: FakeUpstream, tmp_path: Path, gateway_processes: list[GatewayProcess]
 ) -> None:
     data_dir = tmp_path / "data"
     raw = gateway_config_dict(upstream.url, data_dir)
@@ -526,7 +489,7 @@ def test_kill_9_and_restart_keeps_the_embedded_cache_and_memories(
     paraphrase = stored.replace("How do I", "How can I")
     memories = ["Prefers aisle seats on long flights.", "Works in the Lisbon office."]
 
-    first = _GatewayProcess(config_path, log_path)
+    first = GatewayProcess(config_path, log_path)
     gateway_processes.append(first)
     answer = _post(first.url, stored)
     assert answer.headers["x-gateway-cache"] == "miss"
@@ -545,7 +508,7 @@ def test_kill_9_and_restart_keeps_the_embedded_cache_and_memories(
     assert created.status_code == 201, created.text
     first.kill()
 
-    second = _GatewayProcess(config_path, log_path)
+    second = GatewayProcess(config_path, log_path)
     gateway_processes.append(second)
     calls = upstream_calls(upstream, stored)
     exact = _post(second.url, stored)

@@ -5,17 +5,14 @@ memories."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import httpx
 import orjson
 import yaml
 
-from gateway.devtools.threaded_server import free_port
 from tests.conftest import ADMIN_KEY, TENANT_KEYS, FakeUpstream, gateway_config_dict
+from tests.e2e.helpers import GatewayProcess
 
 PROMPT_MARKER = "zebracorn"  # a word that must never reach a log line
 UPSTREAM_KEY = "sk-upstream-secret-123456"
@@ -24,33 +21,16 @@ UPSTREAM_KEY = "sk-upstream-secret-123456"
 def test_logs_are_json_with_request_ids_and_no_secrets_or_text(
     upstream: FakeUpstream, tmp_path: Path
 ) -> None:
-    port = free_port()
     config = gateway_config_dict(upstream.url, tmp_path / "data")
-    config["server"] = {"host": "127.0.0.1", "port": port, "log_level": "debug"}
+    config["server"] = {"log_level": "debug"}
     config_path = tmp_path / "gateway.yaml"
     config_path.write_text(yaml.safe_dump(config))
     log_path = tmp_path / "gateway.log"
-    with log_path.open("wb") as log:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "gateway", "serve", "--config", str(config_path)],
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            cwd=tmp_path,
-        )
-    base = f"http://127.0.0.1:{port}"
+    gateway = GatewayProcess(config_path, log_path)
+    base = gateway.url
     key = TENANT_KEYS["acme"]
     request_ids: list[str] = []
     try:
-        deadline = time.monotonic() + 90
-        while True:
-            assert process.poll() is None, log_path.read_text()[-2000:]
-            try:
-                if httpx.get(f"{base}/readyz", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            assert time.monotonic() < deadline, "gateway did not start"
-            time.sleep(0.3)
         auth = {"authorization": f"Bearer {key}"}
         for text in (
             f"Tell me about the {PROMPT_MARKER} please",
@@ -81,8 +61,8 @@ def test_logs_are_json_with_request_ids_and_no_secrets_or_text(
         assert refused.status_code == 422
         httpx.get(f"{base}/metrics", headers={"authorization": f"Bearer {ADMIN_KEY}"}, timeout=10)
     finally:
-        process.terminate()
-        process.wait(timeout=30)
+        gateway.process.terminate()
+        gateway.process.wait(timeout=30)
 
     text = log_path.read_text()
     for secret in (key, ADMIN_KEY, UPSTREAM_KEY, "sk-wrong-key-0123456789", "hunter2hunter2"):
