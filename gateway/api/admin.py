@@ -18,7 +18,7 @@ from typing import Any
 from fastapi import APIRouter, Request, Response
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from gateway.api.deps import authenticate, get_services, read_body
+from gateway.api.deps import authenticate, get_services, query_int, read_body
 from gateway.api.responses import json_response
 from gateway.api.schemas import parse_body
 from gateway.cache.purge import PurgeFilter
@@ -55,13 +55,13 @@ async def stats(request: Request) -> Response:
 @router.get("/admin/decisions")
 async def decisions(request: Request) -> Response:
     services = admin_services(request)
-    raw_limit = request.query_params.get("limit", str(DEFAULT_DECISIONS))
-    if not raw_limit.isdigit() or not 1 <= int(raw_limit) <= MAX_DECISIONS:
+    limit = query_int(request.query_params.get("limit", str(DEFAULT_DECISIONS)))
+    if limit is None or not 1 <= limit <= MAX_DECISIONS:
         raise InvalidRequest(
             f"'limit' must be an integer from 1 to {MAX_DECISIONS}.", param="limit"
         )
     records = services.recorder.recent(
-        int(raw_limit),
+        limit,
         tenant=request.query_params.get("tenant"),
         layer=request.query_params.get("layer"),
     )

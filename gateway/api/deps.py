@@ -24,11 +24,27 @@ def request_id(request: Request) -> str:
     return str(request.state.request_id)
 
 
+# Longer than any integer a query parameter or header needs (and far below the 4,300
+# digits at which int() refuses a string).
+_MAX_INT_DIGITS = 18
+
+
+def query_int(raw: str | None) -> int | None:
+    """A non-negative decimal integer in ASCII digits, or None: `str.isdigit` alone
+    also accepts '²' and '١', which int() refuses or reads."""
+    if raw is None or not raw.isascii() or not raw.isdigit():
+        return None
+    digits = raw.lstrip("0") or "0"
+    return int(digits) if len(digits) <= _MAX_INT_DIGITS else None
+
+
 async def read_body(request: Request, max_bytes: int) -> bytes:
     """The body, refusing more than `max_bytes` before reading it all into memory."""
     declared = request.headers.get("content-length")
-    if declared is not None and declared.isdigit() and int(declared) > max_bytes:
-        raise RequestTooLarge(f"The request body exceeds {max_bytes} bytes.")
+    if declared is not None and declared.isascii() and declared.isdigit():
+        size = query_int(declared)
+        if size is None or size > max_bytes:  # None: more digits than any real size
+            raise RequestTooLarge(f"The request body exceeds {max_bytes} bytes.")
     received = bytearray()
     async for part in request.stream():
         received += part

@@ -8,7 +8,7 @@ from typing import Any
 import orjson
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from gateway.memory.records import parse_time
+from gateway.memory.records import iso, parse_time
 
 MAX_CONTENT_CHARS = 8000
 MAX_BATCH_ITEMS = 100
@@ -47,7 +47,11 @@ class MemoryIn(_StrictBody):
     @field_validator("metadata")
     @classmethod
     def _small_metadata(cls, value: dict[str, Any]) -> dict[str, Any]:
-        if len(orjson.dumps(value)) > _MAX_METADATA_BYTES:
+        try:
+            encoded = orjson.dumps(value)
+        except TypeError:  # an integer beyond 64 bits: not storable as JSON here
+            raise ValueError("integers must fit in 64 bits") from None
+        if len(encoded) > _MAX_METADATA_BYTES:
             raise ValueError(f"must serialise to at most {_MAX_METADATA_BYTES} bytes")
         return value
 
@@ -56,9 +60,13 @@ class MemoryIn(_StrictBody):
     def _iso_time(cls, value: str | None) -> str | None:
         if value is not None:
             try:
-                parse_time(value)
-            except ValueError:
-                raise ValueError("must be an ISO-8601 date or date-time") from None
+                # Also as UTC: '9999-12-31T23:59-14:00' parses but is in year 10000,
+                # which could be stored but never shown again.
+                iso(parse_time(value))
+            except (ValueError, OverflowError, OSError):
+                raise ValueError(
+                    "must be an ISO-8601 date or date-time within years 1-9999 in UTC"
+                ) from None
         return value
 
     @model_validator(mode="after")

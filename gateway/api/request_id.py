@@ -1,13 +1,24 @@
-"""Pure ASGI middleware: give every request an id and echo it as `x-request-id`."""
+"""Pure ASGI middleware: give every request an id and echo it as `x-request-id`.
+
+It is also where an unexpected exception ends: Starlette hands those to its outermost
+middleware, outside this one, which answers without the id and then re-raises for the
+server to log a full traceback (whose text may quote the request). Here the client gets
+the 500 envelope with its id, and the log one line with the exception's type.
+"""
 
 from __future__ import annotations
 
+import logging
 import re
 import uuid
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from gateway.api.responses import json_response
+from gateway.errors import error_envelope
 from gateway.telemetry.logs import bind_request_id, reset_request_id
+
+logger = logging.getLogger(__name__)
 
 REQUEST_ID_HEADER = b"x-request-id"
 # A client-supplied id is kept only if it is short and plain (it reaches the logs).
@@ -33,8 +44,12 @@ class RequestIdMiddleware:
         scope.setdefault("state", {})["request_id"] = request_id
         encoded = request_id.encode("ascii")
 
+        started = False
+
         async def send_with_id(message: Message) -> None:
+            nonlocal started
             if message["type"] == "http.response.start":
+                started = True
                 message["headers"] = [*message.get("headers", []), (REQUEST_ID_HEADER, encoded)]
             await send(message)
 
@@ -42,5 +57,19 @@ class RequestIdMiddleware:
         token = bind_request_id(request_id)
         try:
             await self.app(scope, receive, send_with_id)
+        except Exception as exc:
+            # Type only: exception text may quote request content.
+            logger.error("request %s: unexpected %s", request_id, type(exc).__name__)
+            if not started:
+                response = json_response(
+                    error_envelope(
+                        "The gateway failed to handle this request.",
+                        "server_error",
+                        "internal_error",
+                    ),
+                    status=500,
+                )
+                await response(scope, receive, send_with_id)
+            # Else the answer is cut short: the server closes the connection.
         finally:
             reset_request_id(token)

@@ -2,28 +2,165 @@
 
 The models check what the gateway relies on and reject wrong types; unknown fields are
 allowed and the original JSON object (not a re-serialisation) is what gets forwarded,
-so parameters the gateway does not know pass through unchanged.
+so parameters the gateway does not know pass through unchanged. Two kinds of field are
+refused even so: litellm's own keyword arguments (`api_base`, `api_key`, `mock_response`,
+`timeout`, ...), which would steer the gateway's provider call rather than the model,
+and values the provider layer cannot take (a content part without a type, `tool_calls`
+that is not a list), which would otherwise fail there as a 502.
 """
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Literal, TypeVar
 
 import orjson
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from gateway.errors import InvalidRequest
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
+
+INT64_MIN = -(2**63)
+INT64_MAX = 2**63 - 1
+
+# Request fields of the OpenAI API that litellm also reads as its own keyword arguments;
+# these stay allowed (and typed below).
+_OPENAI_FIELDS = frozenset({"metadata", "user"})
+# Of those, the ones litellm fails on when null (AttributeError in its Router, a 502
+# here). Null means "not given" in OpenAI's API, so they are left out of what is sent.
+_DROPPED_WHEN_NULL = ("metadata",)
+
+# litellm's keyword arguments that steer the call itself (endpoint, credentials,
+# retries, timeouts, mocks, callbacks, pricing), read from `litellm.completion`'s
+# signature and the Router; `litellm.types.utils.all_litellm_params` adds the rest.
+_LITELLM_KWARGS = frozenset(
+    {
+        "additional_drop_params",
+        "api_base",
+        "api_key",
+        "api_version",
+        "azure_ad_token",
+        "base_url",
+        "cache",
+        "caching",
+        "callbacks",
+        "client",
+        "config",
+        "content_policy_fallbacks",
+        "context_window_fallbacks",
+        "cooldown_time",
+        "custom_llm_provider",
+        "default_fallbacks",
+        "deployment_id",
+        "disable_fallbacks",
+        "drop_params",
+        "engine",
+        "extra_body",
+        "extra_headers",
+        "failure_callback",
+        "fallbacks",
+        "headers",
+        "input_cost_per_token",
+        "max_retries",
+        "model_group",
+        "model_info",
+        "model_list",
+        "num_retries",
+        "organization",
+        "output_cost_per_token",
+        "request_timeout",
+        "shared_session",
+        "specific_deployment",
+        "ssl_verify",
+        "stream_timeout",
+        "success_callback",
+        "timeout",
+    }
+)
+_RESERVED_PREFIXES = ("_", "litellm_", "mock_", "aws_", "azure_", "vertex_")
+# OpenAI's own content part types for user messages, if litellm's list cannot be read.
+_OPENAI_USER_PART_TYPES = ("text", "image_url", "input_audio", "file")
+
+
+@functools.cache
+def _litellm_params() -> frozenset[str]:
+    """litellm's own parameter names; imported on first use, by then loaded already by
+    the provider. The static list above stands alone if litellm moves this one."""
+    try:
+        from litellm.types.utils import all_litellm_params
+    except ImportError:
+        return frozenset()
+    return frozenset(all_litellm_params)
+
+
+@functools.cache
+def user_content_part_types() -> frozenset[str]:
+    """The content part types litellm lets through in a user message (OpenAI's, and the
+    ones it maps for other providers); it refuses any other before calling one."""
+    try:
+        from litellm.types.llms.openai import ValidUserMessageContentTypes
+    except ImportError:
+        return frozenset(_OPENAI_USER_PART_TYPES)
+    return frozenset(ValidUserMessageContentTypes)
+
+
+def reserved_field(name: str) -> bool:
+    """Whether a top-level body field is one of litellm's own keyword arguments: the
+    provider passes body fields to litellm as keyword arguments, so `api_base` would
+    send the deployment's key to any URL, `mock_response` would skip the provider."""
+    if name in _OPENAI_FIELDS:
+        return False
+    return (
+        name in _LITELLM_KWARGS or name.startswith(_RESERVED_PREFIXES) or name in _litellm_params()
+    )
 
 
 class _OpenBody(BaseModel):
     model_config = ConfigDict(extra="allow", strict=True)
 
 
+def _check_parts(parts: list[dict[str, Any]], user: bool) -> None:
+    for index, part in enumerate(parts):
+        kind = part.get("type")
+        if not isinstance(kind, str):
+            raise ValueError(f"content part {index} needs a string 'type'")
+        if user and kind not in user_content_part_types():
+            raise ValueError(f"content part {index} has an unknown type")
+        if kind == "text" and not isinstance(part.get("text"), str):
+            raise ValueError(f"content part {index} of type 'text' needs a string 'text'")
+
+
 class ChatMessage(_OpenBody):
     role: Literal["system", "developer", "user", "assistant", "tool", "function"]
     content: str | list[dict[str, Any]] | None = None
+    name: str | None = None
+    tool_calls: list[dict[str, Any]] | None = None
+    tool_call_id: str | None = None
+
+    @field_validator("content")
+    @classmethod
+    def _typed_parts(
+        cls, value: str | list[dict[str, Any]] | None, info: ValidationInfo
+    ) -> str | list[dict[str, Any]] | None:
+        if isinstance(value, list):
+            _check_parts(value, user=info.data.get("role") == "user")
+        return value
+
+    @model_validator(mode="after")
+    def _developer_content(self) -> ChatMessage:
+        # litellm rewrites developer messages and reads their content (a KeyError there).
+        if self.role == "developer" and self.content is None:
+            raise ValueError("a developer message needs content")
+        return self
 
 
 class StreamOptions(_OpenBody):
@@ -38,40 +175,92 @@ class ChatCompletionRequest(_OpenBody):
     temperature: float | None = Field(default=None, ge=0, le=2)
     top_p: float | None = Field(default=None, ge=0, le=1)
     n: int | None = Field(default=None, ge=1, le=128)
-    max_tokens: int | None = Field(default=None, ge=1)
-    max_completion_tokens: int | None = Field(default=None, ge=1)
+    # Passed on as sent (the provider knows the model's limit), but a 64-bit integer.
+    max_tokens: int | None = Field(default=None, ge=1, le=INT64_MAX)
+    max_completion_tokens: int | None = Field(default=None, ge=1, le=INT64_MAX)
     presence_penalty: float | None = Field(default=None, ge=-2, le=2)
     frequency_penalty: float | None = Field(default=None, ge=-2, le=2)
     stop: str | list[str] | None = None
-    seed: int | None = None
+    seed: int | None = Field(default=None, ge=INT64_MIN, le=INT64_MAX)
     tools: list[dict[str, Any]] | None = None
     tool_choice: str | dict[str, Any] | None = None
     response_format: dict[str, Any] | None = None
     user: str | None = None
+    metadata: dict[str, Any] | None = None
 
 
 class EmbeddingRequest(_OpenBody):
     model: str = Field(min_length=1, max_length=256)
     input: str | list[str] | list[int] | list[list[int]]
+    user: str | None = None
+    metadata: dict[str, Any] | None = None
 
 
 def _invalid(error: ValidationError) -> InvalidRequest:
     first = error.errors()[0]
     location = ".".join(str(part) for part in first["loc"])
     if first["type"] == "json_invalid":
-        return InvalidRequest("The request body is not valid JSON.", code="invalid_json")
+        # orjson accepted the text: pydantic's parser refused it, for nesting deeper
+        # than its recursion limit (about 200 levels).
+        return InvalidRequest(
+            "The request body is not valid JSON or is nested too deeply.", code="invalid_json"
+        )
     message = f"{location}: {first['msg']}" if location else first["msg"]
     return InvalidRequest(message, param=location or None)
 
 
-def parse_body(raw: bytes, schema: type[ModelT]) -> tuple[dict[str, Any], ModelT]:
-    """Validate `raw` against `schema`; return the original object and the model."""
+def load_json_object(raw: bytes) -> dict[str, Any]:
+    """`raw` as a JSON object, or a 400. orjson is the one judge of what is JSON: it
+    refuses NaN/Infinity, invalid UTF-8, lone surrogates and nesting deeper than 1024."""
     if not raw:
         raise InvalidRequest("The request body is empty; send a JSON object.", code="invalid_json")
+    try:
+        value = orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        # orjson's reason and position; never the text itself.
+        raise InvalidRequest(
+            f"The request body is not valid JSON ({exc.msg}: line {exc.lineno} "
+            f"column {exc.colno}).",
+            code="invalid_json",
+        ) from None
+    if not isinstance(value, dict):
+        raise InvalidRequest(
+            f"The request body must be a JSON object, not {_json_kind(value)}.",
+            code="invalid_request",
+        )
+    return value
+
+
+def _json_kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, str):
+        return "a string"
+    return "a number"
+
+
+def parse_body(raw: bytes, schema: type[ModelT]) -> tuple[dict[str, Any], ModelT]:
+    """Validate `raw` against `schema`; return the original object and the model."""
+    # The client's object exactly as sent, parsed first: what pydantic's parser accepts
+    # but orjson refuses (NaN, Infinity, 1e400) must be a 400, not a failure later.
+    body = load_json_object(raw)
     try:
         model = schema.model_validate_json(raw)
     except ValidationError as exc:
         raise _invalid(exc) from None
-    # Parsed a second time (cheap) to keep the client's object exactly as sent.
-    body: dict[str, Any] = orjson.loads(raw)
+    if isinstance(model, _OpenBody):
+        for name in body:
+            if reserved_field(name):
+                raise InvalidRequest(
+                    f"'{name}' is a setting of the gateway's provider client, not a request "
+                    "parameter; it cannot be set by a request.",
+                    param=name,
+                )
+        for name in _DROPPED_WHEN_NULL:
+            if name in body and body[name] is None:
+                del body[name]
     return body, model

@@ -33,9 +33,14 @@ ANSWER_NEUTRAL_FIELDS = frozenset(
 )
 
 
+_EXACT_FLOAT_INT = 2**53
+
+
 def _normalise_number(value: Any) -> Any:
-    # 1 and 1.0 mean the same temperature; JSON would spell them differently.
-    if isinstance(value, float) and value.is_integer():
+    # 1 and 1.0 mean the same temperature; JSON would spell them differently. Only
+    # within the range where floats are exact integers: 1e30 stays a float (as an int
+    # it would not even fit the 64 bits orjson encodes).
+    if isinstance(value, float) and value.is_integer() and abs(value) <= _EXACT_FLOAT_INT:
         return int(value)
     if isinstance(value, dict):
         return {k: _normalise_number(v) for k, v in value.items()}
