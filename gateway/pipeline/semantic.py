@@ -163,6 +163,9 @@ class SemanticCacheStage:
         if not ctx.query_text:
             ctx.decide(Layer.MISS, Reason.NO_CANDIDATE)
             return None
+        if len(ctx.query_text) > policy.max_query_chars:
+            ctx.decide(Layer.MISS, Reason.QUERY_TOO_LONG)
+            return None
         try:
             with ctx.timed("embed"):
                 vector = await self._embed(ctx)
@@ -224,7 +227,7 @@ class SemanticCacheStage:
 
     async def store(self, ctx: ChatContext, completion: dict[str, Any]) -> None:
         fingerprint = self._prepare(ctx)
-        if not ctx.query_text:
+        if not ctx.query_text or len(ctx.query_text) > ctx.policy.semantic_cache.max_query_chars:
             return
         vector = await self._embed(ctx)
         now = time.time()

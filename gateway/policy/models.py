@@ -50,6 +50,9 @@ class SemanticCachePolicy(_Strict):
     strict_band_terms: bool = True
     review: ReviewPolicy = Field(default_factory=ReviewPolicy)
     embed_timeout_seconds: float = Field(default=1.0, gt=0, le=30)
+    # Longer last user turns use the exact cache only (`query_too_long`): sentence
+    # embeddings of long texts blur the details that decide whether an answer fits.
+    max_query_chars: int = Field(default=4000, ge=1, le=100_000)
 
     @model_validator(mode="after")
     def _band_is_ordered(self) -> SemanticCachePolicy:

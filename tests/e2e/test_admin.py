@@ -67,7 +67,17 @@ def test_admin_endpoints_need_an_admin_key(gateway: RunningGateway) -> None:
 
 def test_every_request_is_explained_once(gateway: RunningGateway) -> None:
     seen = _mixed_run(gateway)
-    decisions = _admin(gateway, "GET", "/admin/decisions", params={"limit": 1000}).json()["data"]
+    wanted = {headers["x-request-id"] for headers in seen}
+    # A record is written once the response is sent (after the body): wait for the last.
+    deadline = time.monotonic() + 10
+    while True:
+        decisions = _admin(gateway, "GET", "/admin/decisions", params={"limit": 1000}).json()[
+            "data"
+        ]
+        if wanted <= {record["request_id"] for record in decisions}:
+            break
+        assert time.monotonic() < deadline, "decision records missing"
+        time.sleep(0.05)
     by_id: dict[str, list[dict[str, Any]]] = {}
     for record in decisions:
         by_id.setdefault(record["request_id"], []).append(record)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
@@ -142,3 +143,18 @@ def test_gray_band_goes_to_a_litellm_reviewer(
         headers, _ = _ask(gateway, asked)
         assert headers["x-gateway-cache"] == layer
         assert headers.get("x-gateway-cache-reason") == reason
+
+
+def test_long_prompts_use_the_exact_cache_only_and_stay_fast(gateway: RunningGateway) -> None:
+    long_text = "Summarise the following notes. " + "The river rises in spring. " * 200
+    headers, _ = _ask(gateway, long_text)
+    assert headers["x-gateway-cache"] == "miss"
+    assert headers["x-gateway-cache-reason"] == "query_too_long"
+    assert _ask(gateway, long_text)[0]["x-gateway-cache"] == "exact"
+    # Megabytes of text (within the body limit) cost neither the classifier nor the
+    # embedder more than a bounded slice of work.
+    huge = "Please read this log and tell me what failed. " + "line ok; " * 300_000
+    started = time.monotonic()
+    headers, _ = _ask(gateway, huge)
+    assert headers["x-gateway-cache-reason"] == "query_too_long"
+    assert time.monotonic() - started < 10
