@@ -18,11 +18,11 @@ from typing import Any
 from fastapi import APIRouter, Request, Response
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from gateway.api.deps import authenticate, get_services, query_int, read_body
+from gateway.api.deps import authenticate, bounded_int_param, get_services, read_body
 from gateway.api.responses import json_response
 from gateway.api.schemas import parse_body
 from gateway.cache.purge import PurgeFilter
-from gateway.errors import Forbidden, InvalidRequest, StoreUnavailableError
+from gateway.errors import Forbidden, StoreUnavailableError
 from gateway.services import Services
 
 router = APIRouter()
@@ -55,11 +55,7 @@ async def stats(request: Request) -> Response:
 @router.get("/admin/decisions")
 async def decisions(request: Request) -> Response:
     services = admin_services(request)
-    limit = query_int(request.query_params.get("limit", str(DEFAULT_DECISIONS)))
-    if limit is None or not 1 <= limit <= MAX_DECISIONS:
-        raise InvalidRequest(
-            f"'limit' must be an integer from 1 to {MAX_DECISIONS}.", param="limit"
-        )
+    limit = bounded_int_param(request, "limit", DEFAULT_DECISIONS, 1, MAX_DECISIONS)
     records = services.recorder.recent(
         limit,
         tenant=request.query_params.get("tenant"),

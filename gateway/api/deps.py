@@ -5,7 +5,7 @@ from __future__ import annotations
 from fastapi import Request
 
 from gateway.auth import Principal
-from gateway.errors import GatewayError, RequestTooLarge
+from gateway.errors import GatewayError, InvalidRequest, RequestTooLarge
 from gateway.services import Services
 
 
@@ -36,6 +36,17 @@ def query_int(raw: str | None) -> int | None:
         return None
     digits = raw.lstrip("0") or "0"
     return int(digits) if len(digits) <= _MAX_INT_DIGITS else None
+
+
+def bounded_int_param(request: Request, name: str, default: int, low: int, high: int) -> int:
+    """Query parameter `name` as an integer in [low, high]; 400 naming it otherwise."""
+    raw = request.query_params.get(name)
+    if raw is None:
+        return default
+    value = query_int(raw)
+    if value is None or not low <= value <= high:
+        raise InvalidRequest(f"'{name}' must be an integer from {low} to {high}.", param=name)
+    return value
 
 
 async def read_body(request: Request, max_bytes: int) -> bytes:

@@ -16,7 +16,7 @@ from typing import Any
 
 from fastapi import APIRouter, Request, Response
 
-from gateway.api.deps import authenticate, get_services, query_int, read_body
+from gateway.api.deps import authenticate, bounded_int_param, get_services, read_body
 from gateway.api.memory_schemas import MemoryBatchIn, MemoryIn, MemorySearchIn
 from gateway.api.responses import json_response
 from gateway.api.schemas import load_json_object, parse_body
@@ -144,16 +144,6 @@ def _new_memory(item: MemoryIn) -> NewMemory:
     )
 
 
-def _int_param(request: Request, name: str, default: int, low: int, high: int) -> int:
-    raw = request.query_params.get(name)
-    if raw is None:
-        return default
-    value = query_int(raw)
-    if value is None or not low <= value <= high:
-        raise InvalidRequest(f"'{name}' must be an integer from {low} to {high}.", param=name)
-    return value
-
-
 @router.get("/v1/memories")
 async def list_memories(request: Request) -> Response:
     services = get_services(request)
@@ -164,8 +154,8 @@ async def list_memories(request: Request) -> Response:
         user = _required_user(user)
     namespace = request.query_params.get("namespace") or scope_header(request, NAMESPACE_HEADER)
     tag = request.query_params.get("tag")
-    limit = _int_param(request, "limit", DEFAULT_PAGE_SIZE, 1, MAX_PAGE_SIZE)
-    offset = _int_param(request, "offset", 0, 0, 10**9)
+    limit = bounded_int_param(request, "limit", DEFAULT_PAGE_SIZE, 1, MAX_PAGE_SIZE)
+    offset = bounded_int_param(request, "offset", 0, 0, 10**9)
     async with _store_errors():
         page = await _service(services).store.list_page(tenant, user, namespace, tag, limit, offset)
     body: dict[str, Any] = {
