@@ -13,10 +13,10 @@ Classification never carries user text: `rule` is a short, fixed rule name
 ("en.write.imperative", "ids.email", "policy.extra") because it is logged.
 
 Cost: regular expressions compiled at construction (about 0.1 ms per short turn; long
-turns are read on their head and tail), plus at most one spaCy parse of the last user
-turn via the shared analyzer, taken only when a rule needs tags or entities (follow-up
-pronouns, relative dates) and memoised by the analyzer for the entity comparison that
-follows.
+turns are read on their head and tail), plus spaCy only where a rule needs it: tags when
+an English turn is short or has a pronoun or demonstrative (follow-ups, ~1 ms), entities
+when it has a relative time word (relative dates, ~1.5 ms more). Most turns need neither.
+Parses are memoised by the analyzer for the entity comparison that follows.
 """
 
 from __future__ import annotations
@@ -172,7 +172,9 @@ class RequestClassifier:
         # Follow-ups judge the turn as a whole, so only its main language's rules apply.
         if view.language == "zh":
             return self._followups.chinese(view.normalized, has_earlier_turns=has_earlier)
-        return self._followups.english(view.lower, view.doc, has_earlier_turns=has_earlier)
+        return self._followups.english(
+            view.lower, view.tagged, view.tokens, has_earlier_turns=has_earlier
+        )
 
     def _policy_pattern(self, patterns: tuple[str, ...]) -> re.Pattern[str]:
         """One compiled alternation per pattern set, compiled on first use and kept."""
@@ -222,6 +224,20 @@ class _TextView:
             # comparison parses the same turn.
             self._doc = self._analyzer.doc(self.original)
         return self._doc
+
+    def tagged(self) -> Any | None:
+        """The parse with tags only (no entities), or None for long turns."""
+        if len(self.original) > _PARSE_LIMIT_CHARS:
+            return None
+        if self._doc is not None:
+            return self._doc
+        return self._analyzer.tagged(self.original)
+
+    def tokens(self) -> Any | None:
+        """The tokens `tagged` would have, without running a model; None for long turns."""
+        if len(self.original) > _PARSE_LIMIT_CHARS:
+            return None
+        return self._analyzer.tokens(self.original)
 
     def english_doc(self) -> Callable[[], Any] | None:
         """The parse for short English turns; Chinese-pipeline docs have no English

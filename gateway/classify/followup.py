@@ -68,6 +68,9 @@ _FRAGMENTS = (
 _PERSONAL = frozenset({"he", "him", "she", "they", "them", "himself", "herself", "themselves"})
 _POSSESSIVE = frozenset({"its", "their", "theirs", "his", "her", "hers"})
 _DEMONSTRATIVE = frozenset({"this", "that", "these", "those"})
+# The words whose presence lets `_english_tokens` return a pronoun or demonstrative rule.
+_REFERRING = frozenset({"it"}) | _PERSONAL | _POSSESSIVE | _DEMONSTRATIVE
+_ELLIPSIS_MAX_WORDS = 6
 # "Have you ever hurt someone and ended up at his mercy?": an antecedent within the turn.
 _INDEFINITES = frozenset(
     {"someone", "somebody", "anyone", "anybody", "everyone", "everybody", "people", "person"}
@@ -213,10 +216,15 @@ class FollowupRules:
     # --- English -----------------------------------------------------------------------
 
     def english(
-        self, text: str, doc: Callable[[], Any | None], *, has_earlier_turns: bool
+        self,
+        text: str,
+        doc: Callable[[], Any | None],
+        tokens: Callable[[], Any | None],
+        *,
+        has_earlier_turns: bool,
     ) -> str | None:
-        """`text` is normalised and lower-cased; `doc` parses the original on demand (None
-        for a turn too long to need it)."""
+        """`text` is normalised and lower-cased; `doc` tags the original on demand and
+        `tokens` only splits it (both None for a turn too long to need them)."""
         stripped = self._greeting.sub("", text.strip())
         if not stripped:
             return None
@@ -230,10 +238,22 @@ class FollowupRules:
             return "en.followup.reference"
         if self._bridging.match(stripped):
             return "en.followup.bridging"
+        if not self._may_refer(tokens()):
+            return None
         parsed = doc()
         if parsed is None:
             return None
         return self._english_tokens(stripped, parsed, has_earlier_turns)
+
+    @staticmethod
+    def _may_refer(tokens: Any | None) -> bool:
+        """Whether `_english_tokens` could fire on these tokens, decided without tags:
+        its ellipsis rule needs at most six words, its reference rules a pronoun or a
+        demonstrative. Most questions have neither, and tagging costs ~1 ms."""
+        if tokens is None:
+            return False
+        words = [t.lower_ for t in tokens if not t.is_space and not t.is_punct]
+        return len(words) <= _ELLIPSIS_MAX_WORDS or not _REFERRING.isdisjoint(words)
 
     def _english_tokens(self, text: str, doc: Any, has_earlier_turns: bool) -> str | None:
         tokens = [t for t in doc if not t.is_space]
@@ -243,7 +263,7 @@ class FollowupRules:
         nouns = [t for t in words if t.pos_ in ("NOUN", "PROPN", "NUM")]
         # Short and nounless: "what is transferred?", "is it?", "why does it?".
         if (
-            len(words) <= 6
+            len(words) <= _ELLIPSIS_MAX_WORDS
             and not nouns
             and not any(t.lower_ in _SPEAKERS for t in words)
             and not self._expletive_it.search(text)
