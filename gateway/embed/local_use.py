@@ -7,17 +7,18 @@ English and Chinese, ~1-3 ms per short query on one thread.
 Threading: the forward pass runs on one dedicated worker thread with BLAS pinned to one
 thread (`USE(threads=1)`). The box is small and shared with the event loop; two BLAS
 threads on a busy CPU make latency explode, and numpy releases the GIL during the
-matrix products, so the loop keeps serving while a query is embedded.
+matrix products, so the loop keeps serving while a query is embedded. Queries that
+arrive while a pass runs are embedded together in the next one (`EmbeddingBatcher`).
 """
 
 from __future__ import annotations
 
-import asyncio
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Protocol
 
 import numpy as np
 
+from gateway.embed.batching import EmbeddingBatcher
 from gateway.embed.calibration import Calibration
 from gateway.embed.protocol import Vectors
 from gateway.embed.vectors import l2_normalise
@@ -54,6 +55,8 @@ class UniversalSentenceEncoder:
         self._calibration = calibration or Calibration.packaged(MODEL_NAME)
         # Created here but its thread starts on first use: constructing is free.
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="use-embed")
+        # Concurrent requests share forward passes (see gateway/embed/batching.py).
+        self._batcher = EmbeddingBatcher(self._embed_sync, self._executor)
 
     @classmethod
     def load(cls, calibration: Calibration | None = None) -> UniversalSentenceEncoder:
@@ -69,9 +72,7 @@ class UniversalSentenceEncoder:
         # The one embedding thread serves every request: a megabyte prompt (~25 s) must
         # not stall it. Callers that need the whole text compared (the semantic cache)
         # do not embed texts this long at all.
-        batch = [text[:MAX_EMBEDDED_CHARS] for text in texts]
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._executor, self._embed_sync, batch)
+        return await self._batcher.embed([text[:MAX_EMBEDDED_CHARS] for text in texts])
 
     def _embed_sync(self, texts: list[str]) -> Vectors:
         if self._encoder is None:  # only ever touched on the single worker thread

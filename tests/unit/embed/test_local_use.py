@@ -66,17 +66,18 @@ async def test_cross_lingual_paraphrase_is_close(use: UniversalSentenceEncoder) 
 
 async def test_embedding_runs_off_the_event_loop(use: UniversalSentenceEncoder) -> None:
     seen: list[str] = []
-    original = use._embed_sync
+    batcher = use._batcher
+    original = batcher._encode
 
     def spy(texts: list[str]) -> np.ndarray:
         seen.append(threading.current_thread().name)
         return original(texts)
 
-    use._embed_sync = spy  # type: ignore[method-assign]
+    batcher._encode = spy
     try:
         await asyncio.gather(*(use.embed([f"text {i}"]) for i in range(4)))
     finally:
-        del use._embed_sync
+        batcher._encode = original
     assert seen and all(name.startswith("use-embed") for name in seen)
     assert threading.current_thread().name not in seen
 
