@@ -1,6 +1,6 @@
 """Load benchmark: the gateway vs the upstream called directly vs the LiteLLM proxy.
 
-    python benchmarks/load.py [--duration 10] [--output load.json]
+    python benchmarks/load.py [--duration 10] [--rounds 3] [--output load.json]
 
 One run on this machine, every server a separate process on loopback:
 
@@ -46,6 +46,7 @@ from loadkit.prompts import REPEAT, WORKLOADS, Cursors, PromptBank, Workload, re
 from loadkit.report import (
     Usage,
     add_litellm_ratios,
+    combine_rounds,
     comparison,
     machine,
     phase_row,
@@ -202,6 +203,7 @@ class Plan:
     duration: float
     warmup: float
     seed: int
+    rounds: int = 1
 
 
 async def run_phase(
@@ -267,14 +269,21 @@ async def _all_phases(
     phase_index = 0
     for workload in plan.workloads:
         for concurrency in plan.concurrencies:
-            # Rotate the order: no target always runs first (right after another's load).
-            shift = phase_index % len(deployment.targets)
-            phase_index += 1
-            for target in deployment.targets[shift:] + deployment.targets[:shift]:
-                cursor = cursors[target.name]
-                rows.append(
-                    await run_phase(target, deployment, bank, cursor, workload, concurrency, plan)
-                )
+            rounds: dict[str, list[dict[str, Any]]] = {t.name: [] for t in deployment.targets}
+            # Targets take turns within each round, so slow drift of a shared machine
+            # spreads over all of them; the order rotates so that none always runs first
+            # (right after another's load).
+            for _ in range(plan.rounds):
+                shift = phase_index % len(deployment.targets)
+                phase_index += 1
+                for target in deployment.targets[shift:] + deployment.targets[:shift]:
+                    cursor = cursors[target.name]
+                    rounds[target.name].append(
+                        await run_phase(
+                            target, deployment, bank, cursor, workload, concurrency, plan
+                        )
+                    )
+            rows.extend(combine_rounds(rounds[t.name]) for t in deployment.targets)
     return rows, cursors
 
 
@@ -312,6 +321,7 @@ def _result(
         "client": CLIENT_NAME,
         "settings": {
             "duration_seconds": plan.duration,
+            "rounds": plan.rounds,
             "warmup_seconds": plan.warmup,
             "concurrency": plan.concurrencies,
             "workloads": {w.name: w.description for w in plan.workloads},
@@ -365,6 +375,8 @@ def notes(rows: Sequence[dict[str, Any]], duration: float) -> list[str]:
         "counted in its cache-hit share and not as unexpected",
         "× LiteLLM: the row's req/s over the LiteLLM proxy's in the same workload and "
         "concurrency; peak RSS: the server process's VmHWM, reset before each phase",
+        "with --rounds N: each row is the round with the median req/s (errors summed over "
+        "all rounds; every round's req/s, p50 and p99 are in the JSON output under `rounds`)",
     ]
 
 
@@ -418,6 +430,12 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--duration", type=float, default=10.0, help="seconds per phase")
     parser.add_argument("--warmup", type=float, default=1.0, help="unmeasured seconds first")
+    parser.add_argument(
+        "--rounds",
+        type=int,
+        default=1,
+        help="measure every phase this many times, targets taking turns; report the median",
+    )
     parser.add_argument("--concurrency", default="1,16,64", help="comma list")
     parser.add_argument("--workloads", default="exact,miss,mix", help="comma list")
     parser.add_argument("--targets", default=",".join(TARGET_NAMES), help="comma list")
@@ -446,8 +464,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         duration=args.duration,
         warmup=args.warmup,
         seed=args.seed if args.seed is not None else random.SystemRandom().randrange(2**32),
+        rounds=max(1, args.rounds),
     )
-    phases = len(plan.workloads) * len(plan.concurrencies) * len(names)
+    phases = len(plan.workloads) * len(plan.concurrencies) * len(names) * plan.rounds
     say(
         f"{phases} phases of {plan.duration:g} s (+{plan.warmup:g} s warm-up) on "
         f"{', '.join(names)}: about {phases * (plan.duration + plan.warmup + 1) / 60:.0f} min"

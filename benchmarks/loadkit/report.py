@@ -77,6 +77,27 @@ def phase_row(
     }
 
 
+def combine_rounds(rounds: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """One row for a (workload, concurrency, target) measured in several rounds: the
+    round with the median req/s (so every column comes from one real measurement), with
+    errors and unexpected answers summed over all rounds and each round's numbers kept."""
+    ordered = sorted(rounds, key=lambda row: row["rps"])
+    row = dict(ordered[(len(ordered) - 1) // 2])
+    row["errors"] = sum(r["errors"] for r in rounds)
+    row["unexpected_layer"] = sum(r["unexpected_layer"] for r in rounds)
+    row["first_error"] = next((r["first_error"] for r in rounds if r["first_error"]), None)
+    row["first_unexpected"] = next(
+        (r["first_unexpected"] for r in rounds if r["first_unexpected"]), None
+    )
+    row["requests_all_rounds"] = sum(r["requests"] for r in rounds)
+    row["server_peak_rss_mib"] = max(r["server_peak_rss_mib"] for r in rounds)
+    row["rounds"] = [
+        {"rps": r["rps"], "p50_ms": r["latency_ms"]["p50"], "p99_ms": r["latency_ms"]["p99"]}
+        for r in rounds
+    ]
+    return row
+
+
 def _index(rows: Iterable[Mapping[str, Any]]) -> dict[tuple[str, int, str], Mapping[str, Any]]:
     return {(r["workload"], r["concurrency"], r["target"]): r for r in rows}
 
