@@ -129,6 +129,9 @@ def gateway_config_dict(upstream_url: str, data_dir: Path, **overrides: Any) -> 
             "admin_keys": [ADMIN_KEY],
         },
         "policies_dir": str(data_dir / "no-policies"),
+        # A full collection per start-up adds up over hundreds of test gateways;
+        # tests/e2e/test_lifecycle.py covers the default.
+        "server": {"gc_freeze": False},
     }
     config.update(overrides)
     return config

@@ -9,6 +9,7 @@ failed stream is never stored.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
@@ -76,12 +77,24 @@ class ChatPipeline:
         self._memory = memory
 
     async def run(self, ctx: ChatContext) -> Outcome:
-        with ctx.timed("classify"):
-            self._classify.run(ctx)
+        # The exact-cache read (a round trip to the store's thread or to Redis) starts
+        # before classification and runs while it does; its answer is used only if
+        # the request turns out cacheable.
+        exact_read = self._start_exact_read(ctx)
+        try:
+            if exact_read is not None:
+                await asyncio.sleep(0)  # let the read reach its thread or socket first
+            with ctx.timed("classify"):
+                self._classify.run(ctx)
+        except BaseException:
+            _abandon(exact_read)
+            raise
         if ctx.cacheable:
-            hit = await self._lookup(ctx)
+            hit = await self._lookup(ctx, exact_read)
             if hit is not None:
                 return hit
+        else:
+            _abandon(exact_read)
         if self._memory is not None:
             with ctx.timed("memory"):
                 await self._memory.run(ctx)
@@ -142,14 +155,21 @@ class ChatPipeline:
     def _semantic_enabled(self, ctx: ChatContext) -> bool:
         return self._semantic is not None and ctx.policy.semantic_cache.enabled
 
-    async def _lookup(self, ctx: ChatContext) -> CompletionOutcome | None:
+    def _start_exact_read(self, ctx: ChatContext) -> asyncio.Future[CachedCompletion | None] | None:
+        if not ctx.policy.exact_cache.enabled or ctx.cache_control.no_cache:
+            return None
+        return asyncio.ensure_future(self._exact.lookup(ctx))
+
+    async def _lookup(
+        self, ctx: ChatContext, exact_read: asyncio.Future[CachedCompletion | None] | None
+    ) -> CompletionOutcome | None:
         if ctx.cache_control.no_cache:
             ctx.decide(Layer.MISS, Reason.CLIENT_NO_CACHE)
             return None
-        if ctx.policy.exact_cache.enabled:
+        if exact_read is not None:
             with ctx.timed("exact_lookup"):
                 try:
-                    cached = await self._exact.lookup(ctx)
+                    cached = await exact_read
                 except Exception as exc:
                     self._store_failed(ctx, "exact_cache", "lookup", exc)
                     ctx.decide(Layer.MISS, Reason.STORE_UNAVAILABLE)
@@ -288,3 +308,17 @@ class ChatPipeline:
         finally:
             # Followers of a broken or abandoned stream forward on their own.
             await self._end_flight(flight, completion)
+
+
+def _abandon(read: asyncio.Future[Any] | None) -> None:
+    """Drop an exact read nobody will wait for (the request was bypassed): its outcome,
+    a failure included, was never going to be used and must not be reported."""
+    if read is None:
+        return
+    read.cancel()
+    read.add_done_callback(_consume)
+
+
+def _consume(read: asyncio.Future[Any]) -> None:
+    if not read.cancelled():
+        read.exception()

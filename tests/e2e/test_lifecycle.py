@@ -10,6 +10,6 @@ from tests.conftest import GatewayFactory
 def test_startup_objects_are_frozen_out_of_the_collector(start_gateway: GatewayFactory) -> None:
     # The models and litellm loaded at start-up stay for the app's life; full
     # collections must not re-scan them (they caused the worst pauses under load).
-    gateway = start_gateway()
+    gateway = start_gateway(server={"gc_freeze": True})  # the default outside tests
     assert gateway.server is not None
     assert gc.get_freeze_count() > 100_000
