@@ -48,6 +48,12 @@ _MONTH_NAMES = alternation(lex.MONTHS)
 _CURRENCY_PREFIXES = "rs|inr|usd|eur|gbp|cad|aud|rmb|cny|jpy|hkd|sgd|chf"
 
 
+_DECADE_WORDS = {
+    "twenties": 20, "thirties": 30, "forties": 40, "fifties": 50, "sixties": 60,
+    "seventies": 70, "eighties": 80, "nineties": 90,
+}  # fmt: skip
+
+
 class EnglishExtractor:
     """Compiled once per comparator; `extract` is pure."""
 
@@ -93,6 +99,8 @@ class EnglishExtractor:
         self._seasons = word_pattern(lex.SEASONS)
         self._fall = re.compile(r"\b(?:in|during|the)\s+(?:the\s+)?fall\b")
         self._decade = re.compile(r"\b(?:the\s+)?'?(\d{2}|1[89]\d0|20\d0)'?s\b")
+        # "in her forties", "the sixties": the decade words the number patterns miss.
+        self._decade_word = re.compile(rf"\b({alternation(_DECADE_WORDS)})\b")
         self._clock = re.compile(
             r"\b(\d{1,2})(?::(\d{2}))?\s*(a\.?m\.?|p\.?m\.?)(?![\w])|\b(\d{1,2}):(\d{2})\b"
         )
@@ -218,6 +226,8 @@ class EnglishExtractor:
         slots.dates.update(lex.SEASONS[m.group(0)] for m in masked.take(self._seasons))
         for match in masked.take(self._decade):
             slots.dates.add(f"{int(match.group(1)) % 100:02d}s")
+        for match in masked.take(self._decade_word):
+            slots.dates.add(f"{_DECADE_WORDS[match.group(1)]:02d}s")
         for match in masked.take(self._clock):
             hour, minute, half = (match.group(1), match.group(2), match.group(3))
             if hour is None:

@@ -123,6 +123,7 @@ EN_AXES: dict[str, dict[str, Iterable[str]]] = {
         "lose": ("lose", "loses", "lost", "losing", "loser", "losers", "defeat", "defeated"),
     },
     "send": {"send": ("send", "sends", "sent", "sending"), "receive": inflect("receive")},
+    "gift": {"give": ("give", "gives", "gave", "given", "giving"), "receive": inflect("receive")},
     "deposit": {"deposit": inflect("deposit"), "withdraw": (*inflect("withdraw"), "withdrawal")},
     "lend": {"lend": ("lend", "lends", "lent", "lending"), "borrow": inflect("borrow")},
     "git": {"push": inflect("push"), "pull": inflect("pull")},
