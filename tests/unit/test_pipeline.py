@@ -9,7 +9,9 @@ import pytest
 
 from gateway.auth import Principal
 from gateway.cache.protocols import CachedCompletion
+from gateway.classify.classifier import Classification, NonCacheableClass
 from gateway.errors import StoreUnavailableError, UpstreamError
+from gateway.pipeline.classify import ClassifyStage
 from gateway.pipeline.context import CacheControl, ChatContext
 from gateway.pipeline.exact import ExactCacheStage
 from gateway.pipeline.reasons import Layer, Reason
@@ -218,3 +220,42 @@ async def test_a_failing_store_fails_open_by_default_and_closed_on_request() -> 
     with pytest.raises(StoreUnavailableError):
         await pipeline.run(_context(policy=closed))
     assert provider.calls == 1  # never reached the provider
+
+
+class AlwaysTimeSensitive:
+    """A classifier that bypasses every request (as a policy change can make it do)."""
+
+    def classify(self, *args: Any, **kwargs: Any) -> Classification:
+        return Classification(NonCacheableClass.TIME_SENSITIVE, "test.always")
+
+
+async def test_a_bypassed_request_is_never_served_from_the_exact_read_started_early() -> None:
+    # The exact read starts before classification; its answer must not be used once
+    # the classifier says bypass, even though an entry for this very request exists.
+    provider, cache = ScriptedProvider(), MemoryCache()
+    await _run_to_completion(ChatPipeline(provider, ExactCacheStage(cache)), _context())
+    assert len(cache.entries) == 1
+    bypassing = ChatPipeline(
+        provider,
+        ExactCacheStage(cache),
+        classify=ClassifyStage(AlwaysTimeSensitive()),  # type: ignore[arg-type]
+    )
+    ctx = _context()
+    await _run_to_completion(bypassing, ctx)
+    assert (ctx.layer, ctx.reason) == (Layer.BYPASS, Reason.TIME_SENSITIVE)
+    assert provider.calls == 2
+
+
+async def test_a_failed_early_read_of_a_bypassed_request_is_not_reported() -> None:
+    provider = ScriptedProvider()
+    failures: list[tuple[str, str]] = []
+    pipeline = ChatPipeline(
+        provider,
+        ExactCacheStage(MemoryCache(broken=True)),
+        classify=ClassifyStage(AlwaysTimeSensitive()),  # type: ignore[arg-type]
+        on_store_failure=lambda store, operation: failures.append((store, operation)),
+    )
+    ctx = _context()
+    await _run_to_completion(pipeline, ctx)
+    assert ctx.layer is Layer.BYPASS and provider.calls == 1
+    assert failures == []
