@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import logging
+import sys
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 
@@ -199,9 +200,13 @@ def create_app(
         if config.server.gc_freeze:
             gc.collect()
             gc.freeze()
+        previous_switch_interval = sys.getswitchinterval()
+        if config.server.gil_switch_interval_ms is not None:
+            sys.setswitchinterval(config.server.gil_switch_interval_ms / 1000)
         try:
             yield
         finally:
+            sys.setswitchinterval(previous_switch_interval)
             if config.server.gc_freeze:
                 gc.unfreeze()
             await stop_watching(policy_watcher)
