@@ -145,7 +145,7 @@ class ServerSettings(_Strict):
     gc_freeze: bool = True
     # How long a thread may hold the GIL while another waits for it (Python's default:
     # 5 ms). The event loop shares the interpreter with the embedding and storage
-    # threads; a shorter turn gets it back sooner (misses at 16 concurrent: ~+10 %
+    # threads; a shorter turn gets it back sooner (misses at 16 concurrent: +9-16 %
     # req/s on the 2-core benchmark machine). None leaves Python's default.
     gil_switch_interval_ms: float | None = Field(default=0.5, gt=0, le=100)
 
