@@ -72,9 +72,10 @@ def gateway_with_policies(
 
 
 class GatewayProcess:
-    """The real `gateway serve` as a child process, on a free port, ready when built."""
+    """The real `gateway serve` as a child process, on a free port; ready when built
+    unless `wait` is false (start several, then `wait_until_ready` on each)."""
 
-    def __init__(self, config_path: Path, log_path: Path) -> None:
+    def __init__(self, config_path: Path, log_path: Path, *, wait: bool = True) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         with log_path.open("ab") as log:
@@ -93,9 +94,14 @@ class GatewayProcess:
                 stdout=subprocess.DEVNULL,
                 stderr=log,
             )
-        deadline = time.monotonic() + 120
+        self._log_path = log_path
+        if wait:
+            self.wait_until_ready()
+
+    def wait_until_ready(self, timeout_seconds: float = 120) -> None:
+        deadline = time.monotonic() + timeout_seconds
         while True:
-            assert self.process.poll() is None, log_path.read_text()[-2000:]
+            assert self.process.poll() is None, self._log_path.read_text()[-2000:]
             try:
                 if httpx.get(f"{self.url}/readyz", timeout=1).status_code == 200:
                     break
@@ -103,6 +109,12 @@ class GatewayProcess:
                 pass
             assert time.monotonic() < deadline, "the gateway did not start"
             time.sleep(0.1)
+
+    def stop(self) -> None:
+        """SIGTERM: the normal shutdown."""
+        if self.process.poll() is None:
+            self.process.terminate()
+        self.process.wait(timeout=20)
 
     def kill(self) -> None:
         """SIGKILL: no shutdown hook runs, nothing is flushed or closed."""

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,9 +12,8 @@ import pytest
 import yaml
 
 from gateway.devtools.redis_server import RedisServer
-from gateway.devtools.threaded_server import free_port
 from tests.conftest import TENANT_KEYS, FakeUpstream, GatewayFactory, gateway_config_dict
-from tests.e2e.helpers import client_for, unique_prompt, upstream_calls
+from tests.e2e.helpers import GatewayProcess, client_for, unique_prompt, upstream_calls
 
 STARTUP_SECONDS = 120
 
@@ -45,45 +42,14 @@ def two_replicas(
     raw["server"] = {"log_level": "warning"}
     config_path = tmp_path / "gateway.yaml"
     config_path.write_text(yaml.safe_dump(raw))
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "NO_PROXY": "127.0.0.1,localhost"}
-    ports = [free_port(), free_port()]
-    processes = [
-        subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "gateway",
-                "serve",
-                "--config",
-                str(config_path),
-                "--port",
-                str(port),
-            ],
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=(tmp_path / f"gw{port}.log").open("wb"),
-        )
-        for port in ports
-    ]
-    urls = [f"http://127.0.0.1:{port}" for port in ports]
+    replicas = [GatewayProcess(config_path, tmp_path / f"gw{n}.log", wait=False) for n in range(2)]
     try:
-        deadline = time.monotonic() + STARTUP_SECONDS
-        for url, process in zip(urls, processes, strict=True):
-            while True:
-                assert process.poll() is None, "a replica exited during start-up"
-                assert time.monotonic() < deadline, "replicas did not become ready"
-                try:
-                    if httpx.get(f"{url}/readyz", timeout=1).status_code == 200:
-                        break
-                except httpx.HTTPError:
-                    pass
-                time.sleep(0.2)
-        yield urls
+        for replica in replicas:
+            replica.wait_until_ready(STARTUP_SECONDS)
+        yield [replica.url for replica in replicas]
     finally:
-        for process in processes:
-            process.terminate()
-        for process in processes:
-            process.wait(timeout=20)
+        for replica in replicas:
+            replica.stop()
 
 
 def test_an_answer_stored_by_one_replica_is_served_by_the_other(
