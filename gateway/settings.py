@@ -38,7 +38,8 @@ class _Strict(BaseModel):
 
 
 class LiteLLMParams(BaseModel):
-    """`litellm_params` of one deployment, passed to litellm's Router as given."""
+    """`litellm_params` of one deployment, passed to litellm as given (`weight`, and the
+    other routing-only keys of litellm's Router, are read by the gateway's router)."""
 
     model_config = ConfigDict(extra="allow", frozen=True)
 
@@ -56,12 +57,15 @@ class ModelDeployment(BaseModel):
 
 
 class RouterSettings(_Strict):
-    """Subset of litellm Router settings the gateway exposes."""
+    """How requests are spread over deployments and retried (gateway/providers/routing.py)."""
 
     timeout_seconds: float = Field(default=600.0, gt=0)
     stream_timeout_seconds: float | None = Field(default=None, gt=0)
     num_retries: int = Field(default=2, ge=0, le=10)
     retry_after_seconds: float = Field(default=0.0, ge=0)
+    # A deployment that failed with a retryable error is skipped this long while its
+    # model has another deployment.
+    cooldown_seconds: float = Field(default=5.0, ge=0)
     # LiteLLM's format: [{"gpt-4o": ["gpt-4o-mini"]}]
     fallbacks: list[dict[str, list[str]]] = Field(default_factory=list)
 

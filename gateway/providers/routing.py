@@ -1,0 +1,232 @@
+"""Which deployment serves a request, and what happens when it fails.
+
+The gateway's own small router over `litellm.acompletion` / `litellm.aembedding`:
+
+- a model name (`model_list[].model_name`) is a group of deployments; each request goes
+  to one of the group's healthy deployments, picked at random by `weight` (default 1);
+- an error that another try may not repeat (timeout, connection error, 408, 409, 429,
+  5xx) is retried up to `num_retries` times, on another deployment of the group when
+  there is a healthy one; otherwise after a back-off (the provider's `Retry-After` when it
+  gives one of at most 60 s, else 0.5 s doubling up to 8 s, never under
+  `retry_after_seconds`);
+- a deployment that failed that way is cooled down (skipped while the group has another
+  healthy one) for `cooldown_seconds`;
+- once the group is exhausted, the `fallbacks` of the requested model are tried in
+  order, each as a group of its own; errors that are the request's fault (400, 422, a
+  context window exceeded) are not retried and do not fall back.
+
+Why not litellm's Router: it did all of this and more, and cost 1.6 ms of CPU per call
+on top of litellm's own 2.7 ms (measured side by side on the same upstream), on every
+forwarded request, while the gateway uses none of its other features (usage-based
+routing, budgets, its caches). litellm still does every provider call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from gateway.settings import GatewayConfig, RouterSettings
+
+# Read by litellm's Router for its own routing; litellm's call functions would forward
+# them to the provider as request parameters.
+ROUTING_ONLY_PARAMS = frozenset(
+    {"rpm", "tpm", "weight", "order", "max_parallel_requests", "region_name"}
+)
+# A provider-given Retry-After beyond this is not waited for: back off instead.
+MAX_HONOURED_RETRY_AFTER_SECONDS = 60.0
+_BACKOFF_START_SECONDS = 0.5
+_BACKOFF_MAX_SECONDS = 8.0
+_RETRYABLE_STATUSES = frozenset({408, 409, 429})
+# litellm exception classes that carry a status of 500 but mean "could not reach" or
+# "no answer in time": retryable whatever the status says.
+_RETRYABLE_CLASS_NAMES = frozenset({"Timeout", "APIConnectionError"})
+# Errors that are the deployment's fault, not the request's: worth a fallback model.
+_FALLBACK_STATUSES = frozenset({401, 403, 404})
+
+Call = Callable[..., Awaitable[Any]]
+Sleep = Callable[[float], Awaitable[None]]
+
+
+@dataclass(frozen=True, slots=True)
+class Deployment:
+    model_name: str
+    params: Mapping[str, Any]  # litellm_params without the routing-only keys
+    weight: float = 1.0
+
+
+def deployments_from_config(config: GatewayConfig) -> list[Deployment]:
+    deployments = []
+    for entry in config.model_list:
+        params = entry.litellm_params.model_dump(exclude_none=True)
+        weight = float(params.get("weight") or 1.0)
+        clean = {k: v for k, v in params.items() if k not in ROUTING_ONLY_PARAMS}
+        deployments.append(Deployment(entry.model_name, clean, max(weight, 0.0)))
+    return deployments
+
+
+def error_status(exc: BaseException) -> int | None:
+    status = getattr(exc, "status_code", None)
+    return status if isinstance(status, int) else None
+
+
+def is_retryable(exc: BaseException) -> bool:
+    """Might the same request succeed if sent again?"""
+    if any(cls.__name__ in _RETRYABLE_CLASS_NAMES for cls in type(exc).__mro__):
+        return True
+    status = error_status(exc)
+    if status is None:
+        # Not an HTTP answer (a transport error litellm did not wrap): worth a retry.
+        return not isinstance(exc, (ValueError, TypeError))
+    return status in _RETRYABLE_STATUSES or status >= 500
+
+
+def may_fall_back(exc: BaseException) -> bool:
+    return is_retryable(exc) or error_status(exc) in _FALLBACK_STATUSES
+
+
+def retry_after_header_seconds(exc: BaseException) -> float | None:
+    """The provider's Retry-After (seconds form), if the error carries its response."""
+    response = getattr(exc, "response", None)
+    headers = getattr(response, "headers", None)
+    if headers is None:
+        headers = getattr(exc, "litellm_response_headers", None)
+    if headers is None:
+        return None
+    try:
+        value = headers.get("retry-after")
+        return float(value) if value is not None else None
+    except (TypeError, ValueError, AttributeError):
+        return None
+
+
+def backoff_seconds(retries_done: int, exc: BaseException, minimum_seconds: float) -> float:
+    given = retry_after_header_seconds(exc)
+    if given is not None and 0 < given <= MAX_HONOURED_RETRY_AFTER_SECONDS:
+        wait = given
+    else:
+        wait = min(_BACKOFF_START_SECONDS * 2**retries_done, _BACKOFF_MAX_SECONDS)
+    return max(wait, minimum_seconds)
+
+
+@dataclass
+class _Health:
+    """Deployments cooled down after a retryable failure, until a monotonic time."""
+
+    cooldown_seconds: float
+    clock: Callable[[], float]
+    until: dict[int, float] = field(default_factory=dict)
+
+    def cool_down(self, deployment_id: int) -> None:
+        self.until[deployment_id] = self.clock() + self.cooldown_seconds
+
+    def healthy(self, deployment_id: int) -> bool:
+        until = self.until.get(deployment_id)
+        if until is None:
+            return True
+        if self.clock() >= until:
+            del self.until[deployment_id]
+            return True
+        return False
+
+
+class DeploymentRouter:
+    """Routes calls to `call(**deployment.params, **request)`; see the module docstring.
+
+    `call` is `litellm.acompletion` or `litellm.aembedding` in production; tests give a
+    fake. `sleep`, `clock` and `rng` are injectable for the same reason.
+    """
+
+    def __init__(
+        self,
+        deployments: Sequence[Deployment],
+        settings: RouterSettings,
+        *,
+        sleep: Sleep = asyncio.sleep,
+        clock: Callable[[], float] = time.monotonic,
+        rng: random.Random | None = None,
+    ) -> None:
+        self._settings = settings
+        self._groups: dict[str, list[int]] = {}
+        self._deployments = list(deployments)
+        for index, deployment in enumerate(self._deployments):
+            self._groups.setdefault(deployment.model_name, []).append(index)
+        self._fallbacks: dict[str, list[str]] = {}
+        for entry in settings.fallbacks:
+            for source, targets in entry.items():
+                self._fallbacks.setdefault(source, []).extend(targets)
+        self._health = _Health(settings.cooldown_seconds, clock)
+        self._sleep = sleep
+        self._rng = rng or random.Random()
+
+    def has_model(self, model: str) -> bool:
+        return model in self._groups
+
+    async def route(self, call: Call, model: str, request: Mapping[str, Any]) -> Any:
+        """The first answer from `model`'s group, then from each of its fallbacks."""
+        chain = [model, *[name for name in self._fallbacks.get(model, []) if name != model]]
+        last: BaseException | None = None
+        for position, group in enumerate(chain):
+            try:
+                return await self._route_group(call, group, request)
+            except Exception as exc:
+                last = exc
+                if position + 1 == len(chain) or not may_fall_back(exc):
+                    raise
+        raise AssertionError("unreachable") from last
+
+    async def _route_group(self, call: Call, group: str, request: Mapping[str, Any]) -> Any:
+        members = self._groups.get(group)
+        if not members:
+            raise KeyError(group)
+        timeout = self._settings.timeout_seconds
+        if request.get("stream") and self._settings.stream_timeout_seconds is not None:
+            timeout = self._settings.stream_timeout_seconds
+        failed: set[int] = set()
+        retries_done = 0
+        while True:
+            chosen = self._pick(members, failed)
+            deployment = self._deployments[chosen]
+            try:
+                return await call(
+                    **{"timeout": timeout, **deployment.params, **request, "num_retries": 0}
+                )
+            except Exception as exc:
+                if not is_retryable(exc) or retries_done >= self._settings.num_retries:
+                    if is_retryable(exc) and len(members) > 1:
+                        self._health.cool_down(chosen)
+                    raise
+                failed.add(chosen)
+                if len(members) > 1:
+                    self._health.cool_down(chosen)
+                if not self._has_other(members, failed):
+                    await self._sleep(
+                        backoff_seconds(retries_done, exc, self._settings.retry_after_seconds)
+                    )
+                elif self._settings.retry_after_seconds > 0:
+                    await self._sleep(self._settings.retry_after_seconds)
+                retries_done += 1
+
+    def _has_other(self, members: list[int], failed: set[int]) -> bool:
+        return any(m not in failed and self._health.healthy(m) for m in members)
+
+    def _pick(self, members: list[int], failed: set[int]) -> int:
+        """A healthy deployment not yet tried for this request, by weight; failing that,
+        a healthy one; failing that, any (a cooled-down deployment beats no answer)."""
+        for candidates in (
+            [m for m in members if m not in failed and self._health.healthy(m)],
+            [m for m in members if self._health.healthy(m)],
+            members,
+        ):
+            if candidates:
+                if len(candidates) == 1:
+                    return candidates[0]
+                weights = [self._deployments[m].weight for m in candidates]
+                if sum(weights) <= 0:
+                    return self._rng.choice(candidates)
+                return self._rng.choices(candidates, weights=weights)[0]
+        raise AssertionError("a model group is never empty")
