@@ -35,12 +35,13 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 import orjson
+import redis.exceptions
 from redis.asyncio import Redis
 from redis.typing import EncodableT, FieldT
 from redisvl.exceptions import RedisSearchError
 from redisvl.index import AsyncSearchIndex
-from redisvl.query import CountQuery, VectorQuery
-from redisvl.query.filter import Num, Tag
+from redisvl.query import CountQuery
+from redisvl.query.filter import Num
 from redisvl.schema import IndexSchema
 
 from gateway.cache.purge import PurgeFilter
@@ -53,6 +54,7 @@ logger = logging.getLogger(__name__)
 _INDEX_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 HNSW_EF_RUNTIME = 200
 _VECTOR_FIELD = "embedding"
+_DISTANCE_FIELD = "vector_distance"
 _RETURN_FIELDS = [
     "entry_id",
     "tenant",
@@ -240,21 +242,11 @@ class RedisVectorIndex:
         blob = self._vector_bytes(vector)
         await self.ensure_index()
         now = self._clock()
-        query = VectorQuery(
-            vector=blob,
-            vector_field_name=_VECTOR_FIELD,
-            return_fields=_RETURN_FIELDS,
-            filter_expression=(Tag("fingerprint") == fingerprint) & (Num("expires_at") > now),
-            dtype="float32",
-            num_results=top_k,
-            # HNSW's default candidate list (10) loses true neighbours once a fingerprint
-            # holds ~100k entries (measured: 35 % found at 100k); 200 finds 99 % there
-            # for ~1 ms more. Below ~10k entries RediSearch scans exactly anyway.
-            ef_runtime=HNSW_EF_RUNTIME,
-        )
-        rows = await self._query(query)
-        if rows is None:
+        command = self._knn_command(fingerprint, blob, now, top_k)
+        reply = await self._search_raw(command)
+        if reply is None:
             return []
+        rows = _search_rows(reply)
         hits: list[tuple[SemanticEntry, float]] = []
         for row in rows:
             hit = self._to_hit(row, now)
@@ -263,7 +255,40 @@ class RedisVectorIndex:
         hits.sort(key=lambda hit: -hit[1])
         return hits
 
-    async def _query(self, query: VectorQuery | CountQuery) -> Any:
+    def _knn_command(self, fingerprint: str, blob: bytes, now: float, top_k: int) -> list[Any]:
+        """FT.SEARCH arguments of the KNN query, written out rather than built with
+        redisvl's VectorQuery: the query object and its result processing cost ~0.13 ms
+        of CPU per lookup (measured: 0.30 vs 0.17 ms a search), on every hit and miss.
+        Same query as `VectorQuery(..., filter_expression=(Tag("fingerprint") ==
+        fingerprint) & (Num("expires_at") > now))`."""
+        fields = [*_RETURN_FIELDS, _DISTANCE_FIELD]
+        query = (
+            f"(@fingerprint:{{{_escape_tag(fingerprint)}}} @expires_at:[({now!r} +inf])"
+            f"=>[KNN {int(top_k)} @{_VECTOR_FIELD} $vector EF_RUNTIME $EF AS {_DISTANCE_FIELD}]"
+        )
+        return [
+            "FT.SEARCH", self.name, query,
+            "RETURN", len(fields), *fields,
+            "SORTBY", _DISTANCE_FIELD, "ASC",
+            "LIMIT", 0, int(top_k),
+            "PARAMS", 4, "vector", blob, "EF", HNSW_EF_RUNTIME,
+            "DIALECT", 2,
+        ]  # fmt: skip
+
+    async def _search_raw(self, command: list[Any]) -> Any:
+        """Run FT.SEARCH; None when the index turned out to be missing."""
+        try:
+            # redis-py leaves execute_command untyped.
+            return await self._connection.run(
+                lambda client: client.execute_command(*command)  # type: ignore[no-untyped-call]
+            )
+        except redis.exceptions.ResponseError as exc:
+            if not _is_missing_index(exc):
+                raise
+        await self._index_went_missing()
+        return None
+
+    async def _query(self, query: CountQuery) -> Any:
         """Run a query; None when the index turned out to be missing (it is re-created,
         empty, for the next call)."""
         try:
@@ -271,10 +296,13 @@ class RedisVectorIndex:
         except RedisSearchError as exc:
             if not _is_missing_index(exc):
                 raise
+        await self._index_went_missing()
+        return None
+
+    async def _index_went_missing(self) -> None:
         logger.warning("semantic index %s was missing (Redis restarted?); re-creating", self.name)
         self._ready_generation = None
         await self.ensure_index()
-        return None
 
     def _to_hit(self, row: dict[str, Any], now: float) -> tuple[SemanticEntry, float] | None:
         try:
@@ -284,15 +312,15 @@ class RedisVectorIndex:
             if expires_at <= now:
                 return None
             entry = SemanticEntry(
-                entry_id=str(row["entry_id"]),
-                tenant=str(row["tenant"]),
-                model=str(row["model"]),
-                fingerprint=str(row["fingerprint"]),
-                query_text=str(row.get("query_text", "")),
+                entry_id=_text(row["entry_id"]),
+                tenant=_text(row["tenant"]),
+                model=_text(row["model"]),
+                fingerprint=_text(row["fingerprint"]),
+                query_text=_text(row.get("query_text", "")),
                 completion=orjson.loads(row["completion"]),
                 created_at=float(row["created_at"]),
                 expires_at=expires_at,
-                policy_version=str(row.get("policy_version", "")),
+                policy_version=_text(row.get("policy_version", "")),
             )
             # COSINE distance is 1 - cos; clamp float noise outside [-1, 1].
             cosine = min(1.0, max(-1.0, 1.0 - float(row["vector_distance"])))
@@ -353,3 +381,29 @@ class RedisVectorIndex:
 
 def _text(raw: Any) -> str:
     return raw.decode() if isinstance(raw, bytes) else str(raw)
+
+
+# Characters RediSearch's tag syntax gives a meaning to (redisvl's TokenEscaper set).
+_TAG_SPECIAL = re.compile(r"[,.<>{}\[\]\\\"':;!@#$%^&*()\-+=~\/ |?]")
+
+
+def _escape_tag(value: str) -> str:
+    return _TAG_SPECIAL.sub(lambda match: "\\" + match.group(0), value)
+
+
+def _search_rows(reply: Any) -> list[dict[str, Any]]:
+    """FT.SEARCH's reply as one dict of text fields per document (RESP2 list or RESP3
+    map); `completion` stays bytes for orjson."""
+    rows: list[dict[str, Any]] = []
+    if isinstance(reply, dict):  # RESP3
+        for result in reply.get(b"results") or reply.get("results") or []:
+            attributes = result.get(b"extra_attributes") or result.get("extra_attributes") or {}
+            rows.append({_text(k): v for k, v in attributes.items()})
+        return rows
+    # RESP2: [total, key, [field, value, ...], key, [...], ...]
+    for position in range(2, len(reply), 2):
+        flat = reply[position]
+        row = {_text(flat[i]): flat[i + 1] for i in range(0, len(flat) - 1, 2)}
+        row["id"] = _text(reply[position - 1])
+        rows.append(row)
+    return rows

@@ -73,6 +73,18 @@ async def test_search_is_best_first_top_k_and_partitioned(
     assert await index.count() == 4
 
 
+async def test_tag_syntax_in_a_fingerprint_is_escaped(
+    connection: RedisConnection, prefix: str
+) -> None:
+    index = await _open(connection, prefix)
+    odd = "fp-1 {x}|y@z:é"
+    await index.add(_entry("odd", fingerprint=odd), _vec(1, 0, 0, 0))
+    await index.add(_entry("plain", fingerprint="fp-1"), _vec(1, 0, 0, 0))
+    assert [e.entry_id for e, _ in await index.search(odd, _vec(1, 0, 0, 0), 5)] == ["odd"]
+    assert [e.entry_id for e, _ in await index.search("fp-1", _vec(1, 0, 0, 0), 5)] == ["plain"]
+    assert await index.search("fp-1 {x}", _vec(1, 0, 0, 0), 5) == []
+
+
 async def test_re_adding_an_id_replaces_it(connection: RedisConnection, prefix: str) -> None:
     index = await _open(connection, prefix)
     await index.add(_entry("a"), _vec(1, 0, 0, 0))
