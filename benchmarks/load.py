@@ -82,7 +82,7 @@ from gateway.devtools.redis_server import RedisServer
 # The gateways and the proxy start at the same time on few cores: each loads its models
 # (gateway: spaCy, the sentence encoder; proxy: litellm) while the others do.
 START_SECONDS = 180.0
-FRESH_PROMPTS = 15_000  # new prompts per run; MissPrompts holds ~17,000
+FRESH_PROMPTS = 30_000  # new prompts per run (per target); MissPrompts holds ~34,000
 
 
 @dataclass(slots=True)

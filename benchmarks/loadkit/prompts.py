@@ -17,7 +17,7 @@ threshold rejects some of them, and a paraphrase phase must measure the hit path
 
 New prompts come from `gateway.bench.prompts.MissPrompts`: mutually dissimilar, so a
 gateway miss takes the whole path (embed, search, below threshold), never a semantic hit
-on an earlier new prompt. They are generated once per run (~1 s for 15,000), so the
+on an earlier new prompt. They are generated once per run (~1.5 s for 30,000), so the
 client spends no time on them during a phase.
 """
 

@@ -50,9 +50,14 @@ PROMPT_FRAMES = (
     "How does the {0} {1} compare with the {2} {3}?",
     "What do the {0} {1} and the {2} {3} have in common?",
     "Why is the {0} {1} often compared to the {2} {3}?",
+    "Which matters more in a story, the {0} {1} or the {2} {3}?",
+    "Tell me a short fact linking the {0} {1} to the {2} {3}.",
+    "Could the {0} {1} ever replace the {2} {3}, and why?",
+    "Write one sentence about the {0} {1} meeting the {2} {3}.",
 )
-# Draws per prompt before giving up: the space holds ~17,000 prompts per run, a few
-# thousand are ever used, so a draw is rejected rarely.
+# Draws per prompt before giving up: the space holds ~34,000 prompts per run and
+# benchmarks use up to 30,000, so draws are rejected more often towards the end
+# (30,000 take ~1.5 s).
 _MAX_DRAWS = 10_000
 
 
@@ -66,6 +71,9 @@ class MissPrompts:
     embedder, the closest pair then scores a raw cosine of ~0.94 (calibrated ~0.72), below
     the review band (calibrated 0.85, raw ~0.959): a miss is classified, looked up,
     embedded and searched, and ends `below_threshold` (no entity check, no review).
+    Over 30,000 prompts (what `benchmarks/load.py` draws) the closest pair reaches raw
+    0.967, two prompts of one frame with the adjectives swapped between different
+    nouns: such a rare pair is reviewed or rejected by the entity check, still a miss.
 
     No marker shared by all prompts of a run (a salt phrase) is added: one shared clause
     lifts the closest pairs into the review band. The words come from a random seed per
