@@ -38,19 +38,23 @@ def _dead_base() -> str:
     return f"http://127.0.0.1:{free_port()}/v1"
 
 
-def _bypass(prompt: str) -> list[dict[str, str]]:
+def _messages(prompt: str) -> list[dict[str, str]]:
     return [{"role": "user", "content": prompt}]
 
 
+@pytest.mark.parametrize("stream", [False, True])
 def test_a_failing_upstream_is_tried_num_retries_more_times_with_backoff(
-    start_gateway: GatewayFactory, upstream: FakeUpstream
+    start_gateway: GatewayFactory, upstream: FakeUpstream, stream: bool
 ) -> None:
     gateway = start_gateway(router_settings={"num_retries": 2, "timeout_seconds": 5})
     client = client_for(gateway)
     prompt = unique_prompt("Explain recursion briefly [[status:503]]")
     started = time.monotonic()
     with pytest.raises(openai.APIStatusError) as caught:
-        client.chat.completions.create(model="fake-model", messages=_bypass(prompt))
+        # A stream that fails before its first chunk is a plain HTTP error (see README).
+        client.chat.completions.create(
+            model="fake-model", messages=_messages(prompt), stream=stream
+        )
     assert caught.value.status_code == 502
     assert upstream_calls(upstream, prompt) == 3
     # Backing off 0.5 s, then 1 s: one deployment, so nothing else to turn to.
@@ -63,7 +67,7 @@ def test_a_rejected_request_is_not_retried(
     gateway = start_gateway(router_settings={"num_retries": 2, "timeout_seconds": 5})
     prompt = unique_prompt("Explain recursion briefly [[status:400]]")
     with pytest.raises(openai.BadRequestError):
-        client_for(gateway).chat.completions.create(model="fake-model", messages=_bypass(prompt))
+        client_for(gateway).chat.completions.create(model="fake-model", messages=_messages(prompt))
     assert upstream_calls(upstream, prompt) == 1
 
 
@@ -87,11 +91,11 @@ def test_an_unreachable_model_falls_back_to_the_next_one(
     prompt = unique_prompt("Explain recursion briefly")
     if stream:
         chunks = list(
-            client.chat.completions.create(model="primary", messages=_bypass(prompt), stream=True)
+            client.chat.completions.create(model="primary", messages=_messages(prompt), stream=True)
         )
         text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
     else:
-        answer = client.chat.completions.create(model="primary", messages=_bypass(prompt))
+        answer = client.chat.completions.create(model="primary", messages=_messages(prompt))
         text = answer.choices[0].message.content or ""
     assert prompt in text
     served = [b for b in upstream.log.chat_bodies if prompt in str(b.get("messages"))]
@@ -113,7 +117,7 @@ def test_a_dead_deployment_is_retried_on_its_healthy_sibling_and_then_avoided(
     started = time.monotonic()
     prompts = [unique_prompt("Explain recursion briefly") for _ in range(12)]
     for prompt in prompts:
-        answer = client.chat.completions.create(model="pair", messages=_bypass(prompt))
+        answer = client.chat.completions.create(model="pair", messages=_messages(prompt))
         assert prompt in (answer.choices[0].message.content or "")
     # No back-off: each retry went straight to the live deployment.
     assert time.monotonic() - started < 5.0
