@@ -46,6 +46,8 @@ class LiteLLMParams(BaseModel):
     model: str = Field(min_length=1)
     api_base: str | None = None
     api_key: str | None = None
+    # Share of its model's traffic among that model's deployments; 0 drains it.
+    weight: float | None = Field(default=None, ge=0, allow_inf_nan=False)
 
 
 class ModelDeployment(BaseModel):

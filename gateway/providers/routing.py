@@ -63,9 +63,9 @@ def deployments_from_config(config: GatewayConfig) -> list[Deployment]:
     deployments = []
     for entry in config.model_list:
         params = entry.litellm_params.model_dump(exclude_none=True)
-        weight = float(params.get("weight") or 1.0)
+        weight = entry.litellm_params.weight
         clean = {k: v for k, v in params.items() if k not in ROUTING_ONLY_PARAMS}
-        deployments.append(Deployment(entry.model_name, clean, max(weight, 0.0)))
+        deployments.append(Deployment(entry.model_name, clean, 1.0 if weight is None else weight))
     return deployments
 
 

@@ -233,3 +233,24 @@ def test_routing_only_params_stay_with_the_gateway(tmp_path: Any) -> None:
     (deployment,) = deployments_from_config(config)
     assert deployment.weight == 3.0
     assert dict(deployment.params) == {"model": "openai/m", "seed": 1}
+
+
+def test_weight_zero_drains_a_deployment_and_bad_weights_are_config_errors() -> None:
+    def config(weight: Any) -> GatewayConfig:
+        return GatewayConfig.model_validate(
+            {
+                "model_list": [
+                    {"model_name": "m", "litellm_params": {"model": "x", "weight": weight}}
+                ]
+            }
+        )
+
+    assert deployments_from_config(config(0))[0].weight == 0.0
+    for bad in (-1, "heavy", float("nan")):
+        with pytest.raises(ValueError, match="weight"):
+            config(bad)
+    provider = FakeProvider()
+    router = make_router([one("a", "openai/drained", weight=0), one("a", "openai/live")], Clock())
+    for _ in range(50):
+        route(router, provider, "a")
+    assert set(provider.models()) == {"openai/live"}
