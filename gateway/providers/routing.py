@@ -196,13 +196,12 @@ class DeploymentRouter:
                     **{"timeout": timeout, **deployment.params, **request, "num_retries": 0}
                 )
             except Exception as exc:
-                if not is_retryable(exc) or retries_done >= self._settings.num_retries:
-                    if is_retryable(exc) and len(members) > 1:
-                        self._health.cool_down(chosen)
+                retryable = is_retryable(exc)
+                if retryable and len(members) > 1:
+                    self._health.cool_down(chosen)
+                if not retryable or retries_done >= self._settings.num_retries:
                     raise
                 failed.add(chosen)
-                if len(members) > 1:
-                    self._health.cool_down(chosen)
                 if not self._has_other(members, failed):
                     await self._sleep(
                         backoff_seconds(retries_done, exc, self._settings.retry_after_seconds)
