@@ -145,11 +145,16 @@ def _negation(q: TextSlots, c: TextSlots) -> Difference:
 def _polarity(q: TextSlots, c: TextSlots) -> Difference:
     # Only axes both texts use, and only a flip: a paraphrase may drop "best" or add a
     # second pole ("男朋友叫我邻家女孩"), but "turn on" vs "turn off" shares no pole.
+    # In English, a question that names both poles ("pros and cons", "best and worst")
+    # is not served an answer that covered one: that answer is incomplete. The reverse
+    # (an answer covering both, for a question about one) is served.
     axes = {axis for axis, _ in q.polarity} & {axis for axis, _ in c.polarity}
     for axis in sorted(axes):
         q_poles = {pole for a, pole in q.polarity if a == axis}
         c_poles = {pole for a, pole in c.polarity if a == axis}
-        if not (q_poles <= c_poles or c_poles <= q_poles):
+        if not (q_poles <= c_poles or c_poles <= q_poles) or (
+            q.language == "en" and q_poles > c_poles
+        ):
             return f"{axis}:{'+'.join(sorted(q_poles))}", f"{axis}:{'+'.join(sorted(c_poles))}"
     return None
 

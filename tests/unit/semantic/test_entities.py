@@ -59,6 +59,8 @@ NEAR_MISSES = [
     ("polarity", "How do I turn the lights on?", "How do I turn the lights off?"),
     ("polarity", "What's the cheapest flight to Miami?", "The most expensive flight to Miami?"),
     ("polarity", "Should I eat before a run?", "Should I eat after a run?"),
+    # The question asks for both poles, the stored answer covers one: incomplete.
+    ("polarity", "What are the pros and cons of remote work?", "What are the pros of remote work?"),
     ("named_entity", "What is the capital of France?", "What is the capital of Germany?"),
     ("named_entity", "how do i learn python fast", "how do i learn rust fast"),
     ("named_entity", "How do I install Kubernetes on Ubuntu?", "How to install Docker on Ubuntu?"),
@@ -108,6 +110,16 @@ NEAR_MISSES = [
     # Across languages: an English answer does not serve a Chinese question.
     ("language", "What is the capital of China?", "中国的首都是哪里？"),
 ]  # fmt: skip
+
+
+def test_a_stored_answer_covering_both_poles_may_serve_a_question_about_one(
+    comparator: EntityComparator,
+) -> None:
+    # The reverse of the pros-and-cons near miss: the answer covers more than was asked.
+    verdict = comparator.compare(
+        "What are the pros of remote work?", "What are the pros and cons of remote work?"
+    )
+    assert verdict.agree, verdict.mismatches
 
 
 @pytest.mark.parametrize(("kind", "query", "candidate"), NEAR_MISSES)
