@@ -25,6 +25,7 @@ from gateway.nlp import TextAnalyzer, detect_language
 from gateway.semantic.extract_en import EnglishExtractor
 from gateway.semantic.extract_zh import ChineseExtractor
 from gateway.semantic.persons import compare_persons
+from gateway.semantic.questions import compare_questions
 from gateway.semantic.slots import TextSlots
 from gateway.semantic.terms import compare_terms, term_changes
 from gateway.semantic.text import cap, joined
@@ -34,7 +35,7 @@ from gateway.semantic.units import DIMENSION
 @dataclass(frozen=True, slots=True)
 class Mismatch:
     # "number" | "id" | "date" | "time_word" | "negation" | "polarity" | "named_entity"
-    # | "tier" | "direction" | "unit" | "person" | "term" | "language"
+    # | "tier" | "direction" | "unit" | "person" | "question" | "term" | "language"
     kind: str
     query_value: str  # short (<= 40 characters): mismatches may be logged
     candidate_value: str
@@ -256,5 +257,6 @@ _RULES: tuple[tuple[str, Callable[[TextSlots, TextSlots], Difference]], ...] = (
     ("direction", _direction),
     ("unit", _units),
     ("person", compare_persons),
+    ("question", compare_questions),
     ("term", compare_terms),
 )

@@ -61,6 +61,8 @@ NEAR_MISSES = [
     ("polarity", "Should I eat before a run?", "Should I eat after a run?"),
     # The question asks for both poles, the stored answer covers one: incomplete.
     ("polarity", "What are the pros and cons of remote work?", "What are the pros of remote work?"),
+    ("question", "Where and how can I renew my passport?", "Where can I renew my passport?"),
+    ("question", "How/where do I file taxes online?", "Where do I file taxes online?"),
     ("named_entity", "What is the capital of France?", "What is the capital of Germany?"),
     ("named_entity", "how do i learn python fast", "how do i learn rust fast"),
     ("named_entity", "How do I install Kubernetes on Ubuntu?", "How to install Docker on Ubuntu?"),
@@ -120,6 +122,21 @@ def test_a_stored_answer_covering_both_poles_may_serve_a_question_about_one(
         "What are the pros of remote work?", "What are the pros and cons of remote work?"
     )
     assert verdict.agree, verdict.mismatches
+
+
+@pytest.mark.parametrize(
+    ("query", "candidate"),
+    [
+        # Asking less than the stored question: its answer covers this one.
+        ("Where can I renew my passport?", "Where and how can I renew my passport?"),
+        # A second question word that is a relative, not a second question.
+        ("How do I know what to eat before a marathon?", "How do I know what to eat?"),
+    ],
+)
+def test_only_a_question_asking_more_is_refused(
+    comparator: EntityComparator, query: str, candidate: str
+) -> None:
+    assert "question" not in _kinds(comparator.compare(query, candidate))
 
 
 @pytest.mark.parametrize(("kind", "query", "candidate"), NEAR_MISSES)
