@@ -36,6 +36,8 @@ _LABELS = frozenset(
 _NOT_NAME_TAGS = frozenset({"VERB", "AUX", "ADV", "INTJ", "PRON", "ADP", "SCONJ", "DET", "ADJ"})
 _NAME_TAGS = frozenset({"PROPN", "NOUN", "X"})
 _SENTENCE_ENDS = (".", "?", "!", ":", ";", '"', "(", "\n")
+# Short letter groups joined by "&" are names in any case: at&t, h&m, p&g, s&p, r&d.
+_AMPERSAND_NAME = re.compile(r"[a-z]{1,3}&[a-z]{1,3}")
 MULTIWORD_NAMES = phrases(
     """
     new york,  new zealand,  new jersey,  new delhi,  new orleans,  los angeles,  san francisco,
@@ -116,6 +118,7 @@ class EnglishNames:
     def recognise(self, masked: Masked, doc: Any, slots: SlotBuilder) -> None:
         own_tokens = set(self._tokens(masked.low))
         slots.mentions.update(own_tokens)
+        slots.entities.update(t for t in own_tokens if _AMPERSAND_NAME.fullmatch(t))
         tagged: set[str] = set()  # tokens inside spaCy's entities
         for ent in doc.ents:
             if ent.label_ in _LABELS and self._is_name(doc, ent):

@@ -62,6 +62,8 @@ NEAR_MISSES = [
     # The question asks for both poles, the stored answer covers one: incomplete.
     ("polarity", "What are the pros and cons of remote work?", "What are the pros of remote work?"),
     ("question", "Where and how can I renew my passport?", "Where can I renew my passport?"),
+    # A brand typed in lower case that spaCy does not tag.
+    ("named_entity", "How can I root my Samsung galaxy s5 at&t?", "How do I root my Galaxy S5?"),
     ("question", "How/where do I file taxes online?", "Where do I file taxes online?"),
     ("named_entity", "What is the capital of France?", "What is the capital of Germany?"),
     ("named_entity", "how do i learn python fast", "how do i learn rust fast"),
