@@ -168,7 +168,7 @@ class DeploymentRouter:
 
     async def route(self, call: Call, model: str, request: Mapping[str, Any]) -> Any:
         """The first answer from `model`'s group, then from each of its fallbacks."""
-        chain = [model, *[name for name in self._fallbacks.get(model, []) if name != model]]
+        chain = list(dict.fromkeys([model, *self._fallbacks.get(model, [])]))
         last: BaseException | None = None
         for position, group in enumerate(chain):
             try:

@@ -188,6 +188,18 @@ def test_fallbacks_take_over_in_order_once_the_group_is_exhausted() -> None:
     assert provider.models() == ["openai/a", "openai/a", "openai/b", "openai/b", "openai/c"]
 
 
+def test_each_fallback_is_tried_once_and_never_the_model_itself_again() -> None:
+    provider = FakeProvider(
+        {"openai/a": [StatusError(500)] * 3, "openai/b": [StatusError(500)] * 3}
+    )
+    router = make_router(
+        [one("a"), one("b")], Clock(), num_retries=0, fallbacks=[{"a": ["a", "b"]}, {"a": ["b"]}]
+    )
+    with pytest.raises(StatusError):
+        route(router, provider, "a")
+    assert provider.models() == ["openai/a", "openai/b"]
+
+
 def test_a_bad_request_does_not_fall_back() -> None:
     provider = FakeProvider({"openai/a": [StatusError(400)]})
     router = make_router([one("a"), one("b")], Clock(), fallbacks=[{"a": ["b"]}])
