@@ -46,6 +46,14 @@ def _litellm_provider(config: GatewayConfig) -> Provider:
     return LiteLLMProvider.create(config)
 
 
+async def _warm_up(provider: Provider) -> None:
+    """litellm's first call is slow (imports); tests' fake providers need nothing."""
+    from gateway.providers.litellm_provider import LiteLLMProvider
+
+    if isinstance(provider, LiteLLMProvider):
+        await provider.warm_up()
+
+
 def _context_window_lookup(provider: Provider) -> Callable[[str], int | None]:
     """litellm's bundled model map, when the provider is litellm's; tests' fake
     providers know no windows (the policy default applies)."""
@@ -141,6 +149,7 @@ def create_app(
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         policies = PolicyStore.from_directory(config.policies_dir)
         provider = provider_factory(config)
+        await _warm_up(provider)
         components = await components_factory(config, provider)
         storage = await open_storage(
             config.storage, components.embedder.name, components.embedding_dimensions

@@ -1,15 +1,18 @@
 """The provider leaves litellm with no logging callback: litellm's message redaction is
 switched off for speed (see `LiteLLMProvider.create`), which is only safe while nothing
-inside litellm would receive the prompt."""
+inside litellm would receive the prompt. Its start-up warm-up never leaves the host."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
+from typing import Any
 
 import litellm
 
 from gateway.providers.litellm_provider import LiteLLMProvider
-from gateway.settings import GatewayConfig
+from gateway.providers.routing import DeploymentRouter
+from gateway.settings import GatewayConfig, RouterSettings
 from tests.conftest import gateway_config_dict
 
 _CALLBACK_LISTS = (
@@ -33,3 +36,43 @@ def test_creating_the_provider_registers_no_litellm_logging_callback(tmp_path: P
     registered = {name: list(getattr(litellm, name)) for name in _CALLBACK_LISTS}
     assert registered == {name: [] for name in _CALLBACK_LISTS}
     assert litellm.turn_off_message_logging is False
+
+
+def test_warm_up_is_a_mocked_call_that_cannot_leave_the_host() -> None:
+    calls: list[dict[str, Any]] = []
+
+    async def completion(**kwargs: Any) -> None:
+        calls.append(kwargs)
+
+    provider = LiteLLMProvider(DeploymentRouter([], RouterSettings()), completion, completion)
+    asyncio.run(provider.warm_up())
+    (call,) = calls
+    assert call["mock_response"] == "ok"
+    assert call["api_base"].startswith("http://127.0.0.1:9/")
+
+
+def test_a_failing_warm_up_does_not_stop_start_up() -> None:
+    async def completion(**kwargs: Any) -> None:
+        raise RuntimeError("no such provider")
+
+    provider = LiteLLMProvider(DeploymentRouter([], RouterSettings()), completion, completion)
+    asyncio.run(provider.warm_up())  # logged, not raised
+
+
+def test_the_real_warm_up_reaches_no_server(tmp_path: Path) -> None:
+    # Through litellm itself: the mocked answer comes back without any connection (port
+    # 9 refuses one, which would raise and be logged instead).
+    config = GatewayConfig.model_validate(
+        gateway_config_dict("http://127.0.0.1:9", tmp_path / "data")
+    )
+    provider = LiteLLMProvider.create(config)
+    answers: list[Any] = []
+    real = provider._completion
+
+    async def spy(**kwargs: Any) -> Any:
+        answers.append(await real(**kwargs))
+        return answers[-1]
+
+    provider._completion = spy
+    asyncio.run(provider.warm_up())
+    assert answers and answers[0].choices[0].message.content == "ok"
