@@ -85,6 +85,21 @@ async def test_tag_syntax_in_a_fingerprint_is_escaped(
     assert await index.search("fp-1 {x}", _vec(1, 0, 0, 0), 5) == []
 
 
+async def test_search_reads_resp3_replies_too(redis_server: RedisServer, prefix: str) -> None:
+    # A redis_url may ask for RESP3 (`?protocol=3`): FT.SEARCH then answers a map.
+    connection = RedisConnection(f"{redis_server.url}?protocol=3")
+    try:
+        index = await _open(connection, prefix)
+        await index.add(_entry("same"), _vec(1, 0, 0, 0))
+        await index.add(_entry("near"), _vec(1, 0.2, 0, 0))
+        hits = await index.search("fp1", _vec(1, 0, 0, 0), top_k=5)
+        assert [entry.entry_id for entry, _ in hits] == ["same", "near"]
+        assert hits[0][0].completion == {"choices": [{"message": {"content": "answer same é"}}]}
+        assert hits[1][1] == pytest.approx(1 / np.sqrt(1.04), abs=1e-5)
+    finally:
+        await connection.close()
+
+
 async def test_re_adding_an_id_replaces_it(connection: RedisConnection, prefix: str) -> None:
     index = await _open(connection, prefix)
     await index.add(_entry("a"), _vec(1, 0, 0, 0))
