@@ -43,6 +43,11 @@ _SUFFIXES = (
     "km|kg|mb|gb|tb|kb|ml|mg|mm|cm|lb|lbs|oz|mph|kph|kmh|hz|khz|mhz|ghz|fps|mah|kw|kwh|w|v|"
     "s|h|hr|hrs|min|mins|m|g|l|st|nd|rd|th|am|pm|p|x|d|yr|yrs"
 )
+# A single digit glued to "s" names a model ("iPhone 6s", "Moto G5s") far more often than
+# seconds, and a decade has two digits ("the 60s"). As a code, "6" against "6s" is an ID
+# mismatch instead of the same number with or without a unit. The cost is one-sided:
+# "in 3s" no longer equals "in 3 seconds", a missed hit, never a wrong one.
+_MODEL_SUFFIX_S = re.compile(r"^\d[s]$")
 _MONTH_NAMES = alternation(lex.MONTHS)
 # Currency codes written before the amount: "Rs. 500", "INR 20000", "USD 100".
 _CURRENCY_PREFIXES = "rs|inr|usd|eur|gbp|cad|aud|rmb|cny|jpy|hkd|sgd|chf"
@@ -259,7 +264,8 @@ class EnglishExtractor:
         spans = []
         for match in self._code.finditer(masked.text):
             token = match.group(0)
-            if _has_digit_and_letter(token) and not self._not_code.match(token):
+            model = _MODEL_SUFFIX_S.match(token) is not None
+            if _has_digit_and_letter(token) and (model or not self._not_code.match(token)):
                 slots.ids.add(token)
                 spans.append(match.span())
         masked.blank(spans)

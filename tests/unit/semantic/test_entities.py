@@ -46,6 +46,8 @@ NEAR_MISSES = [
     ("id", "How do I contact support@acme.com?", "How do I contact sales@acme.com?"),
     ("id", "Is gpt-4o good at coding?", "Is gpt-4o-mini good at coding?"),
     ("id", "What's on https://example.com/pricing?", "What's on https://example.com/faq?"),
+    # A model code, not "6" with a unit of seconds.
+    ("id", "Should I buy the iPhone 6?", "Should I buy the iPhone 6s?"),
     ("date", "What happened on July 4, 1776?", "What happened on July 5, 1776?"),
     ("date", "Is the museum open on Monday?", "Is the museum open on Tuesday?"),
     ("date", "Who won the World Cup in 2014?", "Who won the World Cup in 2018?"),
@@ -157,6 +159,7 @@ SAME_MEANING = [
     ("How many ounces are in a cup?", "How many oz in one cup?"),
     ("What happened on July 4, 1776?", "What occurred on 4 July 1776?"),
     ("Why won't my iPhone charge?", "Why is my iPhone not charging?"),
+    ("How do I reset an iPhone 6s?", "How can I reset my iPhone 6S?"),
     ("Why can't I log into my account?", "Why am I unable to log in to my account?"),
     ("How do I turn on dark mode in Slack?", "How do I enable dark mode in Slack?"),
     ("How do I lower my blood pressure?", "What are ways to reduce blood pressure?"),
