@@ -35,6 +35,7 @@ from gateway.classify.personal_en import EnglishPersonalRules
 from gateway.classify.time_en import EnglishTimeRules
 from gateway.classify.tools import ToolInspector
 from gateway.classify.write_en import EnglishWriteRules
+from gateway.classify.write_model import WriteIntentModel
 from gateway.nlp import TextAnalyzer, detect_language
 
 
@@ -63,6 +64,8 @@ class ClassifierSettings:
     enabled: frozenset[NonCacheableClass] = frozenset(NonCacheableClass)
     # Case-insensitive regexes searched in the last user turn; a match fires the class.
     extra_patterns: Mapping[NonCacheableClass, tuple[str, ...]] = field(default_factory=dict)
+    # The learnt second opinion on English write intents (`write_model`).
+    write_model: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,10 +93,13 @@ _PARSE_LIMIT_CHARS = 1000
 class RequestClassifier:
     """Holds compiled rules and compiled policy patterns only; no per-request state."""
 
-    def __init__(self, analyzer: TextAnalyzer) -> None:
+    def __init__(self, analyzer: TextAnalyzer, write_model: WriteIntentModel | None = None) -> None:
         self._analyzer = analyzer
         self._ids = IdDetector()
         self._en_write = EnglishWriteRules()
+        self._en_write_model = (
+            write_model if write_model is not None else WriteIntentModel.packaged()
+        )
         self._en_personal = EnglishPersonalRules()
         self._en_time = EnglishTimeRules()
         self._zh = ChineseRules()
@@ -141,12 +147,18 @@ class RequestClassifier:
             patterns = settings.extra_patterns.get(cls)
             if patterns and self._policy_pattern(patterns).search(view.normalized):
                 return Classification(cls, "policy.extra")
-            rule = self._check(cls, view, has_earlier_turns)
+            rule = self._check(cls, view, has_earlier_turns, settings)
             if rule is not None:
                 return Classification(cls, rule)
         return CACHEABLE
 
-    def _check(self, cls: NonCacheableClass, view: _TextView, has_earlier: bool) -> str | None:
+    def _check(
+        self,
+        cls: NonCacheableClass,
+        view: _TextView,
+        has_earlier: bool,
+        settings: ClassifierSettings,
+    ) -> str | None:
         # Mixed-language turns ("帮我 cancel the order") get both rule sets.
         rule: str | None = None
         if cls is NonCacheableClass.ENTITY_ID:
@@ -156,6 +168,14 @@ class RequestClassifier:
                 rule = self._zh.write(view.normalized)
             if rule is None and view.has_latin:
                 rule = self._en_write.write(view.lower)
+            if (
+                rule is None
+                and settings.write_model
+                and view.language == "en"
+                and not self._en_write.rules_out_act(view.lower)
+                and self._en_write_model.fires(view.lower)
+            ):
+                rule = "en.write.model"
             return rule
         if cls is NonCacheableClass.PERSONALIZED:
             if view.has_cjk:
@@ -249,4 +269,6 @@ class _TextView:
 
 def _only(settings: ClassifierSettings, cls: NonCacheableClass) -> ClassifierSettings:
     enabled = settings.enabled & {cls}
-    return ClassifierSettings(enabled=enabled, extra_patterns=settings.extra_patterns)
+    return ClassifierSettings(
+        enabled=enabled, extra_patterns=settings.extra_patterns, write_model=settings.write_model
+    )

@@ -287,6 +287,7 @@ class EnglishWriteRules:
             r"around|devil's|pretend|tic|20|twenty|trivia|word|a\s+trick|by\s+ear|it\s+safe|"
             r"fair|dumb|dead|on\s+words)\b)\S"
         )
+        self._play_or_listen_start = re.compile(r"^(?:play|put\s+on|hear|listen\s+to)\b")
         self._listen = re.compile(
             r"^(?:let\s+me\s+)?(?:hear|listen\s+to)\s+(?!(?:a\s+|an\s+|your\s+|my\s+|more\s+|"
             r"about\s+|all\s+|from\s+you|some\s+(?:advice|ideas|tips|thoughts|trivia|facts|"
@@ -690,6 +691,26 @@ class EnglishWriteRules:
             return self._bookable_word.search(after) is not None
         return word in self._strong_gerunds or self._acting_object.search(after) is not None
 
+    def is_code_or_text_work(self, text: str) -> bool:
+        """Programming, or a command about a text ("change this sentence to ..."): the
+        imperative asks how, or asks for text, and acts on nothing."""
+        return bool(self._programming.search(text) or self._text_work.match(text))
+
+    def rules_out_act(self, text: str) -> bool:
+        """The rules know this turn does not act: programming or text work, or its verb
+        is one of the known non-acts ("order these numbers", "book of genesis", "show me
+        ..."). A learnt model must not overrule them."""
+        if self.is_code_or_text_work(text):
+            return True
+        start = self._imperative_adverbs.sub("", self._fillers.sub("", text.strip()))
+        if self._play_or_listen_start.match(start):  # "play the role of", "listen to me"
+            return not (self._play.match(start) or self._listen.match(start))
+        return bool(
+            self._strong_blockers.match(start)
+            or self._weak_blockers.match(start)
+            or self._communicate_block.match(start)
+        )
+
     def _states_act(self, clause: str) -> bool:
         """Declaratives that ask for an act: settings, messages, cancellations, moves."""
         return bool(
@@ -703,7 +724,7 @@ class EnglishWriteRules:
 
     def _acts(self, rest: str, earlier: str) -> bool:
         """Does `rest` start with an action that has side effects?"""
-        if self._programming.search(rest) or self._text_work.match(rest):
+        if self.is_code_or_text_work(rest):
             return False
         if self._strong_start.match(rest):
             return not self._strong_blockers.match(rest)

@@ -151,6 +151,9 @@ class WriteIntentResult:
     noisiest_intents: tuple[tuple[str, Rate], ...]  # other intents with the most writes
     snips_recall: Rate | None  # SNIPS_ACTION_INTENTS (validate files)
     snips_false_positive_rate: Rate | None  # SNIPS_OTHER_INTENTS
+    # The same CLINC val measures with the rules alone (policy `write_intent_model: false`).
+    rules_only_recall: Rate
+    rules_only_false_positive_rate: Rate
 
     def __str__(self) -> str:
         weakest = ", ".join(f"{name} {rate.value:.2f}" for name, rate in self.weakest_intents)
@@ -159,7 +162,8 @@ class WriteIntentResult:
             f"CLINC recall {self.recall}; false positives {self.false_positive_rate}; "
             f"mixed intents {self.mixed_rate}; weakest: {weakest}; noisiest: {noisiest}; "
             f"SNIPS recall {self.snips_recall}; SNIPS false positives "
-            f"{self.snips_false_positive_rate}"
+            f"{self.snips_false_positive_rate}; rules alone (no model): CLINC recall "
+            f"{self.rules_only_recall}, false positives {self.rules_only_false_positive_rate}"
         )
 
 
@@ -179,8 +183,8 @@ class FollowupResult:
         )
 
 
-def _only(cls: NonCacheableClass) -> ClassifierSettings:
-    return ClassifierSettings(enabled=frozenset({cls}))
+def _only(cls: NonCacheableClass, *, write_model: bool = True) -> ClassifierSettings:
+    return ClassifierSettings(enabled=frozenset({cls}), write_model=write_model)
 
 
 def _fires(
@@ -243,31 +247,42 @@ def eval_write_intents(data_dir: Path | str, classifier: RequestClassifier) -> W
     by_intent: dict[str, list[str]] = {}
     for text, intent in clinc["val"]:
         by_intent.setdefault(intent, []).append(text)
-    per_intent = {
-        intent: _fires(classifier, texts, settings) for intent, texts in by_intent.items()
-    }
-    actions = [per_intent[i] for i in ACTION_INTENTS if i in per_intent]
-    mixed = [per_intent[i] for i in MIXED_INTENTS if i in per_intent]
-    others = {
-        i: r for i, r in per_intent.items() if i not in ACTION_INTENTS and i not in MIXED_INTENTS
-    }
+
+    def per_intent(settings: ClassifierSettings) -> dict[str, Rate]:
+        return {intent: _fires(classifier, texts, settings) for intent, texts in by_intent.items()}
+
+    def split(rates: dict[str, Rate]) -> tuple[Rate, Rate, Rate, dict[str, Rate]]:
+        others = {
+            i: r for i, r in rates.items() if i not in ACTION_INTENTS and i not in MIXED_INTENTS
+        }
+        actions = _sum(rates[i] for i in ACTION_INTENTS if i in rates)
+        mixed = _sum(rates[i] for i in MIXED_INTENTS if i in rates)
+        return actions, _sum(others.values()), mixed, others
+
+    rates = per_intent(settings)
+    recall, false_positives, mixed, others = split(rates)
+    rules_recall, rules_false_positives, _, _ = split(
+        per_intent(_only(NonCacheableClass.WRITE_INTENT, write_model=False))
+    )
     weakest = sorted(
-        ((i, per_intent[i]) for i in ACTION_INTENTS if i in per_intent), key=lambda x: x[1].value
+        ((i, rates[i]) for i in ACTION_INTENTS if i in rates), key=lambda x: x[1].value
     )
     noisiest = sorted(others.items(), key=lambda x: -x[1].value)
 
     snips_actions = [t for i in SNIPS_ACTION_INTENTS for t in _snips_texts(root, i)]
     snips_others = [t for i in SNIPS_OTHER_INTENTS for t in _snips_texts(root, i)]
     return WriteIntentResult(
-        recall=_sum(actions),
-        false_positive_rate=_sum(others.values()),
-        mixed_rate=_sum(mixed),
+        recall=recall,
+        false_positive_rate=false_positives,
+        mixed_rate=mixed,
         weakest_intents=tuple(weakest[:5]),
         noisiest_intents=tuple(noisiest[:5]),
         snips_recall=_fires(classifier, snips_actions, settings) if snips_actions else None,
         snips_false_positive_rate=(
             _fires(classifier, snips_others, settings) if snips_others else None
         ),
+        rules_only_recall=rules_recall,
+        rules_only_false_positive_rate=rules_false_positives,
     )
 
 

@@ -24,6 +24,7 @@ def classifier_settings(policy: ClassifierPolicy) -> ClassifierSettings:
             NonCacheableClass(name): tuple(patterns)
             for name, patterns in policy.extra_patterns.items()
         },
+        write_model=policy.write_intent_model,
     )
 
 

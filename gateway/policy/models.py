@@ -66,6 +66,9 @@ class ClassifierPolicy(_Strict):
 
     enabled_classes: frozenset[str] = frozenset(NON_CACHEABLE_CLASSES)
     extra_patterns: dict[str, tuple[str, ...]] = Field(default_factory=dict)
+    # English write intents also by the learnt model (gateway/classify/write_model.py),
+    # not only by the rules: it catches commands the rules do not list.
+    write_intent_model: bool = True
     # Requests sampled hotter than this are not cached (`temperature_above_cap`).
     temperature_cap: float | None = Field(default=None, ge=0, le=2)
     # n > 1 asks for several different answers; one cached answer cannot serve it.

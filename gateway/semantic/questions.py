@@ -1,4 +1,4 @@
-"""How many questions a text asks.
+"""What a question asks: how many questions (English), and which part of a phrase (Chinese).
 
 "Where and how can I renew my passport?" asks two questions; an answer stored for
 "Where can I renew my passport?" answers one of them. The two embed close enough for the

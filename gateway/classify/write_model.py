@@ -1,0 +1,140 @@
+"""A learnt second opinion on English write intents: a logistic regression over words.
+
+The rules in `write_en` read how a clause starts ("cancel ...", "can you book ...", "I
+need my card frozen"). Commands phrase themselves in more ways than rules list: "on the
+fan", "tv on turn", "get rid of tuesday's dinner", "tell carl my gps coordinates". This
+model scores the words and word pairs of a short English turn (plus its first word and
+first pair, where requests announce themselves) and fires when the rules did not and the
+probability of an act reaches the shipped threshold.
+
+It only ever adds write verdicts, and only where its training data speaks:
+
+- a turn that opens as a question about the act ("how do I order checks?", "is there a
+  car rental at LAX?") stays with the rules, which leave it cacheable on purpose;
+- turns of more than one sentence or longer than `max_tokens` words (documents, long
+  prompts) are not scored: the training utterances are one-sentence commands.
+
+Weights: `gateway/classify/models/write-intent-en-v1.json`, fitted by
+`python -m gateway.classify.train_write_model` on CLINC150 train (CC BY 3.0) and SNIPS
+train (CC0); the file records both, the threshold and the held-out metrics. Scoring is a
+set of dictionary lookups (tens of microseconds).
+"""
+
+from __future__ import annotations
+
+import importlib.resources
+import math
+import re
+from dataclasses import dataclass
+from itertools import pairwise
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+MODEL_FORMAT = 1
+WEIGHTS_PACKAGE = "gateway.classify.models"
+WEIGHTS_RESOURCE = "write-intent-en-v1.json"
+
+_TOKEN = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
+# Questions about an act are informational: the rules decide them (see module docstring).
+# "can you ..." and "can I ..." are requests often enough to leave to the model; "can we
+# increase height after 23?", "should India ..." and "is my door locked?" ask, and
+# "discuss the causes of ..." asks for text.
+QUESTION_START = re.compile(
+    r"^(?:how|what|what's|whats|why|when|where|which|who|whom|whose|is|are|was|were|am|"
+    r"has|have|had|does|do|did|should|shall|explain|describe|define|discuss|summari[sz]e|"
+    r"elaborate|analy[sz]e|compare|contrast|evaluate|outline|"
+    r"(?:can|could|would|will|may|might)\s+(?:we|one|people|someone|anyone|they|he|she|it|"
+    r"a|an|the|this|that)\b)\b"
+)
+# A second sentence after the first: the training utterances are single sentences.
+_SECOND_SENTENCE = re.compile(r"[.!?]\s+\S")
+
+
+class WriteModelFormatError(ValueError):
+    """The weights file does not describe a model this code can run."""
+
+
+def turn_tokens(lower_text: str) -> list[str]:
+    """The words of a normalised, lower-cased turn."""
+    return _TOKEN.findall(lower_text)
+
+
+def token_features(tokens: list[str]) -> set[str]:
+    """Words, adjacent word pairs, and the first word and pair of the turn."""
+    features = {f"u:{t}" for t in tokens}
+    features.update(f"b:{a}_{b}" for a, b in pairwise(tokens))
+    if tokens:
+        features.add(f"s:{tokens[0]}")
+    if len(tokens) > 1:
+        features.add(f"s2:{tokens[0]}_{tokens[1]}")
+    return features
+
+
+def is_question_about_act(lower_text: str) -> bool:
+    return QUESTION_START.match(lower_text) is not None
+
+
+@dataclass(frozen=True, slots=True)
+class WriteIntentModel:
+    weights: dict[str, float]
+    bias: float
+    threshold: float  # probability at or above which the model fires
+    max_tokens: int
+
+    def probability(self, lower_text: str) -> float:
+        """P(the turn asks the assistant to act), whatever its length or form."""
+        z = self.bias + sum(
+            self.weights.get(f, 0.0) for f in token_features(turn_tokens(lower_text))
+        )
+        if z >= 0:
+            return 1.0 / (1.0 + math.exp(-z))
+        e = math.exp(z)
+        return e / (1.0 + e)
+
+    def fires(self, lower_text: str) -> bool:
+        """Whether a short, non-question English turn scores as an act."""
+        text = lower_text.strip()
+        if not text or is_question_about_act(text) or _SECOND_SENTENCE.search(text):
+            return False
+        if len(turn_tokens(text)) > self.max_tokens:
+            return False
+        return self.probability(text) >= self.threshold
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> WriteIntentModel:
+        if data.get("format") != MODEL_FORMAT:
+            raise WriteModelFormatError(f"unsupported format {data.get('format')!r}")
+        weights = data.get("weights")
+        if not isinstance(weights, dict) or not weights:
+            raise WriteModelFormatError("'weights' must be a non-empty object")
+        try:
+            parsed = {str(k): float(v) for k, v in weights.items()}
+            bias, threshold = float(data["bias"]), float(data["threshold"])
+            max_tokens = int(data["max_tokens"])
+        except (KeyError, TypeError, ValueError) as exc:
+            raise WriteModelFormatError(f"bad field: {exc}") from exc
+        if not 0.0 < threshold < 1.0 or max_tokens < 1:
+            raise WriteModelFormatError("threshold must be in (0, 1) and max_tokens >= 1")
+        return cls(parsed, bias, threshold, max_tokens)
+
+    @classmethod
+    def from_json(cls, text: str | bytes) -> WriteIntentModel:
+        try:
+            data = orjson.loads(text)
+        except orjson.JSONDecodeError as exc:
+            raise WriteModelFormatError(f"weights are not valid JSON: {exc}") from exc
+        if not isinstance(data, dict):
+            raise WriteModelFormatError("weights must be a JSON object")
+        return cls.from_dict(data)
+
+    @classmethod
+    def packaged(cls) -> WriteIntentModel:
+        """The weights shipped inside the package (`gateway/classify/models/`)."""
+        resource = importlib.resources.files(WEIGHTS_PACKAGE).joinpath(WEIGHTS_RESOURCE)
+        return cls.from_json(resource.read_bytes())
+
+    @classmethod
+    def from_path(cls, path: Path) -> WriteIntentModel:
+        return cls.from_json(path.read_bytes())
