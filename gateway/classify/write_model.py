@@ -30,7 +30,7 @@ from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
-import orjson
+from gateway.jsonfile import parse_json_object
 
 MODEL_FORMAT = 1
 WEIGHTS_PACKAGE = "gateway.classify.models"
@@ -121,13 +121,7 @@ class WriteIntentModel:
 
     @classmethod
     def from_json(cls, text: str | bytes) -> WriteIntentModel:
-        try:
-            data = orjson.loads(text)
-        except orjson.JSONDecodeError as exc:
-            raise WriteModelFormatError(f"weights are not valid JSON: {exc}") from exc
-        if not isinstance(data, dict):
-            raise WriteModelFormatError("weights must be a JSON object")
-        return cls.from_dict(data)
+        return cls.from_dict(parse_json_object(text, WriteModelFormatError, "weights"))
 
     @classmethod
     def packaged(cls) -> WriteIntentModel:

@@ -49,6 +49,8 @@ import numpy as np
 import numpy.typing as npt
 import orjson
 
+from gateway.jsonfile import parse_json_object
+
 CALIBRATION_FORMAT = 1
 CALIBRATIONS_PACKAGE = "gateway.embed.calibrations"
 _KNOT_LINES = re.compile(r"\[\s+(-?[0-9.eE+-]+),\s+(-?[0-9.eE+-]+)\s+\]")
@@ -163,13 +165,7 @@ class Calibration:
     def from_json(cls, source: Path | str) -> Calibration:
         """Read from a path, or parse a JSON document given as a str."""
         text = source.read_text(encoding="utf-8") if isinstance(source, Path) else source
-        try:
-            data = orjson.loads(text)
-        except orjson.JSONDecodeError as exc:
-            raise CalibrationError(f"calibration is not valid JSON: {exc}") from exc
-        if not isinstance(data, dict):
-            raise CalibrationError("a calibration must be a JSON object")
-        return cls.from_dict(data)
+        return cls.from_dict(parse_json_object(text, CalibrationError, "a calibration"))
 
     @classmethod
     def packaged(cls, embedder_name: str) -> Calibration:

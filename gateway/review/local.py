@@ -21,8 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import orjson
-
+from gateway.jsonfile import parse_json_object
 from gateway.nlp import detect_language
 from gateway.review.features import FEATURE_NAMES, pair_features
 from gateway.review.model import MODEL_FORMAT, AdditiveModel, ModelFormatError
@@ -68,13 +67,7 @@ class LocalPairWeights:
 
     @classmethod
     def from_json(cls, text: str | bytes) -> LocalPairWeights:
-        try:
-            data = orjson.loads(text)
-        except orjson.JSONDecodeError as exc:
-            raise ModelFormatError(f"weights are not valid JSON: {exc}") from exc
-        if not isinstance(data, dict):
-            raise ModelFormatError("weights must be a JSON object")
-        return cls.from_dict(data)
+        return cls.from_dict(parse_json_object(text, ModelFormatError, "weights"))
 
     @classmethod
     def packaged(cls) -> LocalPairWeights:
