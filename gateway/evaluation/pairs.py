@@ -98,6 +98,9 @@ class Tally:
     negatives: int = 0
     hits: int = 0
     correct_hits: int = 0
+    # Pool protocol: hits on another stored entry whose text is the query's own (after
+    # case, space and punctuation). The protocol counts them false; the answer is right.
+    same_text_hits: int = 0
     rejections: Counter[str] = field(default_factory=Counter)
     per_negative: bool = True
 
@@ -127,7 +130,20 @@ class Tally:
                 round(x, 4) for x in wilson_interval(self.false_hits, self.hits)
             ],
             "rejected_by": dict(self.rejections),
+            "same_text_hits": self.same_text_hits,
+            "precision_same_text_correct": round(
+                (self.correct_hits + self.same_text_hits) / self.hits if self.hits else 1.0, 4
+            ),
         }
+
+
+def same_text(left: str, right: str) -> bool:
+    """Equal once case, spaces and punctuation are ignored."""
+    return _letters(left) == _letters(right)
+
+
+def _letters(text: str) -> str:
+    return "".join(c for c in text.casefold() if c.isalnum())
 
 
 BASELINE_THRESHOLDS = (0.80, 0.85, 0.90)
@@ -252,9 +268,9 @@ async def evaluate_pool_protocol(
                 tally.negatives += not pair.duplicate
             candidates = await index.search("pool", vector, policy.top_k)
             partner = str(first_ids[pair.first])
-            served: str | None = None
-            last_reason = "no_candidate"
-            for entry, cosine in candidates:
+            served: SemanticEntry | None = None
+            top_reason = "no_candidate"  # why the best candidate was not served
+            for rank, (entry, cosine) in enumerate(candidates):
                 decision = await judge_candidate(
                     pair.second,
                     entry.query_text,
@@ -265,22 +281,22 @@ async def evaluate_pool_protocol(
                     guard,
                 )
                 if decision.accepted:
-                    served = entry.entry_id
+                    served = entry
                     break
-                last_reason = decision.reason.value if decision.reason else "rejected"
-                if last_reason == "below_threshold":
+                reason = decision.reason.value if decision.reason else "rejected"
+                if rank == 0:
+                    top_reason = reason
+                if reason == "below_threshold":
                     break
             if served is not None:
-                pipeline.hits += 1
-                pipeline.correct_hits += served == partner and pair.duplicate
+                _count_pool_hit(pipeline, served, partner, pair)
             else:
-                pipeline.rejections[last_reason] += 1
+                pipeline.rejections[top_reason] += 1
             if candidates:
                 top, top_cosine = candidates[0]
                 for threshold, tally in baselines.items():
                     if top_cosine >= threshold:
-                        tally.hits += 1
-                        tally.correct_hits += top.entry_id == partner and pair.duplicate
+                        _count_pool_hit(tally, top, partner, pair)
         await index.close()
     return {
         "protocol": "pool",
@@ -288,6 +304,14 @@ async def evaluate_pool_protocol(
         "pipeline": pipeline.summary(),
         "baseline_cosine": {f"{t:.2f}": b.summary() for t, b in baselines.items()},
     }
+
+
+def _count_pool_hit(tally: Tally, served: SemanticEntry, partner: str, pair: LabeledPair) -> None:
+    tally.hits += 1
+    if served.entry_id == partner:
+        tally.correct_hits += pair.duplicate
+    else:
+        tally.same_text_hits += same_text(served.query_text, pair.second)
 
 
 def _auc(scores: npt.NDArray[np.float32], labels: npt.NDArray[np.bool_]) -> float:

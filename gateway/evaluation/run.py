@@ -46,6 +46,13 @@ def _print_pair_result(name: str, result: dict[str, Any]) -> None:
     for threshold, tally in result["baseline_cosine"].items():
         row(f"cosine >= {threshold}", tally)
     print(f"rejected by: {pipeline['rejected_by']}")
+    if "pool_size" in result:
+        print(
+            f"served another stored entry with the query's own text (counted false above): "
+            f"{pipeline['same_text_hits']}; precision counting those correct: "
+            f"{pipeline['precision_same_text_correct']:.3f} (cosine >= 0.90: "
+            f"{result['baseline_cosine']['0.90']['precision_same_text_correct']:.3f})"
+        )
     best = result.get("best_baseline_at_pipeline_precision")
     if best:
         print(
