@@ -77,7 +77,7 @@ async def test_pool_protocol_reports_hits_on_a_stored_copy_of_the_query(
     # from that entry, the protocol counts a false hit although the answer is right.
     pairs = [
         LabeledPair("How can I learn Python?", "how do i brew green tea?", duplicate=False),
-        LabeledPair("What is the capital of France?", "How can I learn Python", duplicate=True),
+        LabeledPair("What is the capital of France?", "How can I learn Python", duplicate=False),
     ]
     result = await evaluate_pool_protocol(
         pairs, TopicEmbedder(), comparator, None, SemanticCachePolicy()
