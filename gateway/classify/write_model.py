@@ -40,11 +40,13 @@ _TOKEN = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 # Questions about an act are informational: the rules decide them (see module docstring).
 # "can you ..." and "can I ..." are requests often enough to leave to the model; "can we
 # increase height after 23?", "should India ..." and "is my door locked?" ask, and
-# "discuss the causes of ..." asks for text.
+# "discuss the causes of ...", "generate a SQL query ..." or "give me ..." ask for text.
 QUESTION_START = re.compile(
     r"^(?:how|what|what's|whats|why|when|where|which|who|whom|whose|is|are|was|were|am|"
     r"has|have|had|does|do|did|should|shall|explain|describe|define|discuss|summari[sz]e|"
-    r"elaborate|analy[sz]e|compare|contrast|evaluate|outline|"
+    r"elaborate|analy[sz]e|compare|contrast|evaluate|outline|generate|write|draft|compose|"
+    r"design|brainstorm|suggest|recommend|come\s+up\s+with|tell\s+me|give\s+me|show\s+me|"
+    r"teach\s+me|"
     r"(?:can|could|would|will|may|might)\s+(?:we|one|people|someone|anyone|they|he|she|it|"
     r"a|an|the|this|that)\b)\b"
 )
