@@ -111,6 +111,8 @@ def _eval(args: argparse.Namespace) -> int:
         limit=args.limit,
         protocols=args.protocols.split(","),
         output=args.output,
+        half=args.half,
+        reviewer_weights=Path(args.reviewer_weights) if args.reviewer_weights else None,
     )
 
 
@@ -166,6 +168,15 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--limit", type=int, default=2000, help="pairs per set (default 2000)")
     evaluate.add_argument("--protocols", default="pair,pool", help="pair, pool or both")
     evaluate.add_argument("--output", help="also write the results as JSON to this path")
+    evaluate.add_argument(
+        "--half",
+        choices=["a", "b"],
+        help="pairs: only this half of each set (split by first sentence), to measure a "
+        "reviewer trained on the other half (python -m gateway.review.train --half)",
+    )
+    evaluate.add_argument(
+        "--reviewer-weights", help="pairs: local reviewer weights to use instead of the packaged"
+    )
     evaluate.add_argument(
         "--conversations", help="memory: LoCoMo conversations, e.g. 0-4 or 0,2 (default: all)"
     )

@@ -19,6 +19,7 @@ import csv
 import math
 import tempfile
 import time
+import zlib
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -63,13 +64,28 @@ PAIR_SETS: dict[str, tuple[str, str, bool, int, int, int]] = {
 }
 
 
-def load_pairs(data_dir: Path, name: str, limit: int | None = None) -> list[LabeledPair]:
+HALVES = ("a", "b")
+
+
+def in_half(first_sentence: str, half: str) -> bool:
+    """A fixed split of a pair set into halves "a" and "b" by the first sentence, so
+    that pairs sharing a first sentence (PAWS builds clusters of them) stay together:
+    a model trained on one half (`python -m gateway.review.train --half a`) is measured
+    on the other (`gateway eval pairs --half b --reviewer-weights ...`)."""
+    return zlib.crc32(first_sentence.encode("utf-8")) % 2 == HALVES.index(half)
+
+
+def load_pairs(
+    data_dir: Path, name: str, limit: int | None = None, half: str | None = None
+) -> list[LabeledPair]:
     relative, delimiter, header, a, b, label = PAIR_SETS[name]
     pairs = []
     for row in _read_rows(data_dir / relative, delimiter, header):
         if len(row) <= max(a, b, label) or row[label].strip() not in ("0", "1"):
             continue
         if not row[a].strip() or not row[b].strip():
+            continue
+        if half is not None and not in_half(row[a].strip(), half):
             continue
         pairs.append(LabeledPair(row[a].strip(), row[b].strip(), row[label].strip() == "1"))
     if limit is not None and len(pairs) > limit:

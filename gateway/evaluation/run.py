@@ -63,16 +63,28 @@ def _print_pair_result(name: str, result: dict[str, Any]) -> None:
 
 
 async def eval_pairs(
-    data_dir: Path, sets: Sequence[str], limit: int | None, protocols: Sequence[str]
+    data_dir: Path,
+    sets: Sequence[str],
+    limit: int | None,
+    protocols: Sequence[str],
+    half: str | None = None,
+    reviewer_weights: Path | None = None,
 ) -> dict[str, Any]:
     _, comparator = await load_text_components()
     embedder = await load_local_embedder()
-    reviewer = LocalPairReviewer.load()
-    guard = load_guard()
+    reviewer = LocalPairReviewer.load(reviewer_weights)
+    # Other weights serve as the structure guard too, as the packaged ones do.
+    guard = reviewer if reviewer_weights is not None else load_guard()
     policy = SemanticCachePolicy()
-    results: dict[str, Any] = {"embedder": embedder.name, "reviewer": reviewer.name}
+    results: dict[str, Any] = {
+        "embedder": embedder.name,
+        "reviewer": str(reviewer_weights) if reviewer_weights else reviewer.name,
+        "half": half,
+    }
+    if half or reviewer_weights:
+        print(f"half: {half or 'all'}; reviewer weights: {results['reviewer']}")
     for name in sets:
-        pairs = load_pairs(data_dir, name, limit)
+        pairs = load_pairs(data_dir, name, limit, half)
         for protocol in protocols:
             evaluate = evaluate_pair_protocol if protocol == "pair" else evaluate_pool_protocol
             result = await evaluate(pairs, embedder, comparator, reviewer, policy, guard)
@@ -119,13 +131,15 @@ def run_eval(
     limit: int | None,
     protocols: Sequence[str],
     output: str | None,
+    half: str | None = None,
+    reviewer_weights: Path | None = None,
 ) -> int:
     if command in ("pairs", "classifier") and (data_dir is None or not data_dir.is_dir()):
         print(f"gateway eval {command}: --data must name the shared data folder")
         return 2
     if command == "pairs":
         assert data_dir is not None
-        results = asyncio.run(eval_pairs(data_dir, sets, limit, protocols))
+        results = asyncio.run(eval_pairs(data_dir, sets, limit, protocols, half, reviewer_weights))
     elif command == "classifier":
         assert data_dir is not None
         results = asyncio.run(eval_classifier(data_dir))

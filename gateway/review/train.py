@@ -33,6 +33,7 @@ import numpy as np
 import numpy.typing as npt
 import orjson
 
+from gateway.evaluation.pairs import in_half
 from gateway.review.features import FEATURE_NAMES, pair_features
 from gateway.review.local import MODEL_NAME
 from gateway.review.model import MODEL_FORMAT, AdditiveModel, StepFunction
@@ -113,11 +114,12 @@ def read_paws(path: Path, language: Language) -> list[LabelledPair]:
     return pairs
 
 
-def load_training_pairs(data_dir: Path) -> list[LabelledPair]:
-    return [
+def load_training_pairs(data_dir: Path, half: str | None = None) -> list[LabelledPair]:
+    pairs = [
         *read_paws(data_dir / "pairs_en" / "paws_wiki_dev.tsv", "en"),
         *read_paws(data_dir / "pairs_zh" / "pawsx_zh_dev.tsv", "zh"),
     ]
+    return pairs if half is None else [p for p in pairs if in_half(p.a, half)]
 
 
 # --- similarity --------------------------------------------------------------------------
@@ -485,10 +487,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--band", type=float, nargs=2, default=(0.85, 0.92))
     parser.add_argument("--threads", type=int, default=2, help="embedding BLAS threads")
     parser.add_argument("--rounds", type=int, default=BoostingParams().rounds)
+    parser.add_argument(
+        "--half",
+        choices=["a", "b"],
+        help="train on this half of the PAWS sets only (held-out check: "
+        "gateway eval pairs --half <other> --reviewer-weights <out>)",
+    )
     args = parser.parse_args(argv)
 
     started = time.monotonic()
-    pairs = load_training_pairs(args.data)
+    pairs = load_training_pairs(args.data, args.half)
     labels = np.array([p.label for p in pairs], dtype=np.float64)
     languages = np.array([p.language for p in pairs])
     print(f"{len(pairs)} PAWS pairs; embedding...", file=sys.stderr, flush=True)
@@ -533,6 +541,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "trained_on": {
             "paws_wiki_dev_en": int((languages == "en").sum()),
             "pawsx_dev_zh": int((languages == "zh").sum()),
+            "half": args.half or "all",
             "licence": "PAWS / PAWS-X: free for any purpose (Google)",
         },
         "params": {

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -10,6 +12,8 @@ from gateway.evaluation.pairs import (
     LabeledPair,
     evaluate_pair_protocol,
     evaluate_pool_protocol,
+    in_half,
+    load_pairs,
     same_text,
 )
 from gateway.nlp import TextAnalyzer
@@ -88,3 +92,17 @@ async def test_pool_protocol_reports_hits_on_a_stored_copy_of_the_query(
     assert pipeline["precision"] == 0.0
     assert pipeline["same_text_hits"] == 1
     assert pipeline["precision_same_text_correct"] == 1.0
+
+
+def test_halves_split_a_set_by_first_sentence(tmp_path: Path) -> None:
+    rows = ["question1,question2,is_duplicate"]
+    rows += [f"Question {i % 40}?,Other {i}?,{i % 2}" for i in range(200)]
+    (tmp_path / "pairs_en").mkdir()
+    (tmp_path / "pairs_en" / "qqp_val.csv").write_text("\n".join(rows) + "\n")
+    every = load_pairs(tmp_path, "qqp")
+    first, second = load_pairs(tmp_path, "qqp", half="a"), load_pairs(tmp_path, "qqp", half="b")
+    assert len(first) + len(second) == len(every) == 200
+    assert first and second
+    # Pairs that share a first sentence land in the same half.
+    assert not {p.first for p in first} & {p.first for p in second}
+    assert all(in_half(p.first, "a") for p in first)
