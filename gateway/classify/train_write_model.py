@@ -38,7 +38,7 @@ from gateway.classify.write_en import EnglishWriteRules
 from gateway.classify.write_model import (
     MODEL_FORMAT,
     WriteIntentModel,
-    is_question_about_act,
+    opens_as_question_or_text_request,
     token_features,
     turn_tokens,
 )
@@ -98,7 +98,7 @@ def read_snips(data_dir: Path) -> list[Utterance]:
 
 
 def training_rows(rows: Sequence[Utterance]) -> list[Utterance]:
-    return [r for r in rows if not (r.acts and is_question_about_act(r.text))]
+    return [r for r in rows if not (r.acts and opens_as_question_or_text_request(r.text))]
 
 
 def fit(rows: Sequence[Utterance], params: FitParams) -> tuple[dict[str, float], float]:
