@@ -103,6 +103,7 @@ NEAR_MISSES = [
     # The meaning of one character of an idiom, of the idiom, of another character.
     ("question", "冰释前嫌是什么意思？", "冰释前嫌的释是什么意思？"),
     ("question", "人不知而不愠的愠是什么意思？", "人不知而不愠的知什么意思？"),
+    ("question", "从字怎么组词？", "为字怎么组词？"),
     ("named_entity", "北京有什么好吃的？", "上海有什么好吃的？"),
     ("named_entity", "华为手机怎么截屏？", "小米手机怎么截屏？"),
     ("named_entity", "用Java怎么读取文件？", "用Go怎么读取文件？"),
