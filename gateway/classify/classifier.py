@@ -12,6 +12,9 @@ mentions today").
 Classification never carries user text: `rule` is a short, fixed rule name
 ("en.write.imperative", "ids.email", "policy.extra") because it is logged.
 
+English write intents are the rules' first, then a learnt model's for short commands the
+rules do not list (`write_model`; policy `classifier.write_intent_model`).
+
 Cost: regular expressions compiled at construction (about 0.1 ms per short turn; long
 turns are read on their head and tail), plus spaCy only where a rule needs it: tags when
 an English turn is short or has a pronoun or demonstrative (follow-ups, ~1 ms), entities
