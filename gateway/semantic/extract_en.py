@@ -47,7 +47,7 @@ _SUFFIXES = (
 # seconds, and a decade has two digits ("the 60s"). As a code, "6" against "6s" is an ID
 # mismatch instead of the same number with or without a unit. The cost is one-sided:
 # "in 3s" no longer equals "in 3 seconds", a missed hit, never a wrong one.
-_MODEL_SUFFIX_S = re.compile(r"^\d[s]$")
+_MODEL_SUFFIX_S = re.compile(r"^\ds$")
 _MONTH_NAMES = alternation(lex.MONTHS)
 # Currency codes written before the amount: "Rs. 500", "INR 20000", "USD 100".
 _CURRENCY_PREFIXES = "rs|inr|usd|eur|gbp|cad|aud|rmb|cny|jpy|hkd|sgd|chf"
