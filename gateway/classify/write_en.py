@@ -224,8 +224,13 @@ class EnglishWriteRules:
 
     def _compile_verbs(self) -> None:
         acting = self._acting
-        self._strong_start = re.compile(rf"^(?:{self._strong_base})\b")
-        self._weak_start = re.compile(rf"^(?:{alternation(WEAK_VERBS)})\b")
+        # "send-off speech": a hyphen makes the verb part of a noun.
+        self._strong_start = re.compile(rf"^(?:{self._strong_base})\b(?!-)")
+        self._weak_start = re.compile(rf"^(?:{alternation(WEAK_VERBS)})\b(?!-)")
+        # "buy or rent a house?", "book vs train": a choice to discuss, not two acts.
+        self._choice = re.compile(
+            r"^(?:buy|rent|sell|lease|book|order|pay|transfer|cancel|keep)\s+(?:or|vs\.?|versus)\s+\w"
+        )
         # Uses that are not acts: "order of operations", "book of genesis".
         self._strong_blockers = re.compile(
             r"^(?:order\s+(?:of|by|in|these|the\s+following|them|it|this\s+list)|"
@@ -242,7 +247,8 @@ class EnglishWriteRules:
             r"forward\s+(?:pass|propagation|declaration|slash|looking)|"
             rf"send\s+(?:me|us)\b(?!.*\b(?:{acting})\b)|"
             r"wake\s+up\b(?!\s+(?:me|my|the\s+kids|him|her|them))|"
-            r"notify\s+me\s+(?:of|about)\b)"
+            r"notify\s+me\s+(?:of|about)\b|reserve\s+judge?ment\b|change\s+(?:my|your|his|her|"
+            r"their|our)\s+mind\b|book\s+recommendations?\b)"
         )
         # Weak verbs aimed at the asker ask for information: "update me on", "show me".
         self._weak_blockers = re.compile(
@@ -269,6 +275,41 @@ class EnglishWriteRules:
             r"tuple|dataframe|column|regex|string|integer|boolean|enum|struct|pointer|loop|"
             r"exception|api\s+call|http\s+request|endpoint|cron\s+job|div|element|css|"
             r"component|widget|class)\b"
+        )
+        # Requests for a text about a thing, not acts on it: "make a shopping list for
+        # tacos", "schedule a weekly study plan", "order the countries by population",
+        # "remove the jargon from this paragraph", "cancel culture pros and cons".
+        documents = (
+            r"(?:list|checklist|plan|schedule|itinerary|routine|menu|timeline|budget|outline|"
+            r"agenda|framework|strategy|template)"
+        )
+        passages = (
+            r"(?:sentence|sentences|paragraph|paragraphs|essay|text|story|poem|article|letter|"
+            r"speech|draft|document|passage|report|thesis|resume|cv|bio)"
+        )
+        self._request_for_text = re.compile(
+            r"^(?:make|create|write|draw\s+up|put\s+together|prepare|build|design)\s+(?:me\s+)?"
+            rf"(?:a|an)\s+(?:[\w'-]+\s+){{0,2}}{documents}(?:\s+(?:for|of|about|to|comparing|"
+            r"that|with|on)\b|\s*$)|"
+            r"^(?:make|create|draw|build|give\s+me)\s+(?:me\s+)?(?:a|an)\s+(?:[\w'-]+\s+)?(?:table|"
+            r"chart|graph|diagram)\s+(?:comparing|of|that|showing|listing|with)\b|"
+            r"^(?:set\s+up|set|schedule|plan)\s+(?:me\s+)?(?:a|an)\s+(?:[\w'-]+\s+){0,2}(?:plan|"
+            r"routine|framework|strategy|template|itinerary)\s+(?:for|of|about|to|that|with|on)\b|"
+            r"^(?:order|sort|organi[sz]e|arrange|rank|group|list)\b.*\bby\s+(?:their\s+|its\s+)?"
+            r"(?:population|priority|size|date|name|length|value|age|price|rank|importance|"
+            r"frequency|height|weight|area|year|score|popularity|colou?r|type|category|"
+            r"alphabet\w*)\b|"
+            r"^(?:delete|remove|cut|strip|drop|move|take\s+out)\b.*\b(?:from|in|of|into)\s+"
+            rf"(?:this|the|my|that|these|a)\s+(?:[\w'-]+\s+)?(?:{passages}|table|code|"
+            r"snippet)\b|"
+            r"^(?:add|write|insert)\s+(?:a|an|the|some)\s+(?:[\w'-]+\s+)?(?:conclusion|"
+            r"introduction|intro|title|heading|summary|transition|hook|closing|opening|ending)\s+"
+            r"(?:to|for)\b|"
+            r"^(?:change|adjust|improve|fix)\s+the\s+(?:tone|style|wording|grammar|voice|flow|"
+            r"structure)\s+of\b|"
+            r"^[\w'-]+(?:\s+[\w'-]+){0,3}\s+(?:explained|basics|101|pros\s+and\s+cons|"
+            r"for\s+(?:dummies|beginners)|overview)\s*[?.!]*$|"
+            r"^[\w'-]+\s+(?:templates?|examples?|ideas)\s+for\b"
         )
         self._text_work = re.compile(
             r"^(?:change|make|edit|modify|alter|update|turn|adjust|set|fix|add|put|convert|"
@@ -602,7 +643,7 @@ class EnglishWriteRules:
             for m in self._request_marker.finditer(raw)
             if m.start() > 0 and (not question or raw.startswith("please", m.start()))
         }
-        if not question:
+        if not question and not self._choice.match(first):
             starts |= {m.end() for m in self._inner_start.finditer(raw)}
         for start in sorted(starts):
             clause = self._fillers.sub("", raw[start:].strip())
@@ -694,7 +735,11 @@ class EnglishWriteRules:
     def is_code_or_text_work(self, text: str) -> bool:
         """Programming, or a command about a text ("change this sentence to ..."): the
         imperative asks how, or asks for text, and acts on nothing."""
-        return bool(self._programming.search(text) or self._text_work.match(text))
+        return bool(
+            self._programming.search(text)
+            or self._text_work.match(text)
+            or self._request_for_text.match(text)
+        )
 
     def rules_out_act(self, text: str) -> bool:
         """The rules know this turn does not act: programming or text work, or its verb
@@ -707,6 +752,7 @@ class EnglishWriteRules:
             return not (self._play.match(start) or self._listen.match(start))
         return bool(
             self._strong_blockers.match(start)
+            or self._choice.match(start)
             or self._weak_blockers.match(start)
             or self._communicate_block.match(start)
         )
@@ -727,7 +773,7 @@ class EnglishWriteRules:
         if self.is_code_or_text_work(rest):
             return False
         if self._strong_start.match(rest):
-            return not self._strong_blockers.match(rest)
+            return not (self._strong_blockers.match(rest) or self._choice.match(rest))
         if self._communicate.match(rest) and not self._communicate_block.match(rest):
             return True
         if self._tell.match(rest) or self._setting.match(rest) or self._rating.match(rest):

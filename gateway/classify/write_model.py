@@ -12,6 +12,7 @@ It only ever adds write verdicts, and only where its training data speaks:
 - a turn that opens as a question about the act ("how do I order checks?", "is there a
   car rental at LAX?") or as a request for text ("write ...", "give me ...") stays with
   the rules, which leave it cacheable on purpose;
+- turns about a piece of writing (a speech, an essay, a paragraph ...) ask for text;
 - turns of more than one sentence or longer than `max_tokens` words (documents, long
   prompts) are not scored: the training utterances are one-sentence commands.
 
@@ -50,6 +51,11 @@ NOT_A_COMMAND_START = re.compile(
     r"teach\s+me|"
     r"(?:can|could|would|will|may|might)\s+(?:we|one|people|someone|anyone|they|he|she|it|"
     r"a|an|the|this|that)\b)\b"
+)
+# A turn about a piece of writing asks for text ("send-off speech for a colleague").
+_ABOUT_WRITING = re.compile(
+    r"\b(?:speech|essay|poem|story|paragraph|sentence|article|letter|caption|slogan|headline|"
+    r"bio|outline|summary|jargon|adjectives?|conclusion|introduction|toast|eulogy|lyrics)\b"
 )
 # A second sentence after the first: the training utterances are single sentences.
 _SECOND_SENTENCE = re.compile(r"[.!?]\s+\S")
@@ -101,6 +107,8 @@ class WriteIntentModel:
         """Whether a short, non-question English turn scores as an act."""
         text = lower_text.strip()
         if not text or opens_as_question_or_text_request(text) or _SECOND_SENTENCE.search(text):
+            return False
+        if _ABOUT_WRITING.search(text):
             return False
         if len(turn_tokens(text)) > self.max_tokens:
             return False

@@ -88,3 +88,57 @@ def test_rule_names_the_language_and_the_form(classifier: RequestClassifier) -> 
     assert judge(classifier, "Can you cancel my order?", WRITE).rule == "en.write.modal"
     assert judge(classifier, "I want to cancel my order", WRITE).rule == "en.write.desire"
     assert judge(classifier, "帮我取消订单", WRITE).rule == "zh.write.request"
+
+
+# Requests for a text that start with an acting verb: what LLM traffic is mostly made of.
+# Before the request-for-text rules, 17 of 40 such prompts written for a held-out check
+# were bypassed (10 by the rules, 7 more by the write-intent model).
+REQUESTS_FOR_TEXT = [
+    "Make a grocery list for a vegetarian week",
+    "Make a checklist for moving to a new apartment",
+    "Schedule a weekly study plan for the SAT",
+    "Set up a morning routine for productivity",
+    "Create a table of the first ten prime numbers",
+    "Make a table comparing Python and Java",
+    "Order the countries by population",
+    "Sort these fruits by sugar content",
+    "Remove the jargon from this paragraph",
+    "Delete every other word in this sentence",
+    "Add a catchy title to my blog post",
+    "Change the tone of this email to be more formal",
+    "Change the style of this poem to sound like Shakespeare",
+    "Cancel culture pros and cons",
+    "Stock buybacks explained",
+    "Transfer pricing basics",
+    "Email templates for following up after an interview",
+    "Buy or rent a house: which is better?",
+    "Cancel vs terminate a contract: what's the difference?",
+    "Reserve judgment: is coffee healthy?",
+    "Change my mind about pineapple pizza",
+    "Send-off speech for a retiring colleague",
+    "Write a toast for my sister's wedding",
+]
+
+# Acts that look like those: the same verbs on records, bookings, lists and money.
+ACTS_LIKE_REQUESTS_FOR_TEXT = [
+    "schedule me a table for 2 at red lobster at 8",
+    "make a reservation for two at 7pm at luigi's",
+    "remove milk from my shopping list",
+    "delete my shopping list",
+    "make a new playlist called road trip",
+    "set up a meeting with john on monday",
+    "cancel my order or delete it",
+    "order a pizza from dominos",
+]
+
+
+@pytest.mark.parametrize("text", REQUESTS_FOR_TEXT)
+def test_requests_for_text_stay_cacheable(classifier: RequestClassifier, text: str) -> None:
+    assert judge(classifier, text, WRITE).cacheable, text
+
+
+@pytest.mark.parametrize("text", ACTS_LIKE_REQUESTS_FOR_TEXT)
+def test_acts_worded_like_requests_for_text_are_writes(
+    classifier: RequestClassifier, text: str
+) -> None:
+    assert judge(classifier, text, WRITE).reason is NonCacheableClass.WRITE_INTENT, text
