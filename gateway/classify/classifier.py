@@ -175,8 +175,9 @@ class RequestClassifier:
                 rule is None
                 and settings.write_model
                 and view.language == "en"
-                and not self._en_write.rules_out_act(view.lower)
+                # The model's own gates turn most turns (questions) away first.
                 and self._en_write_model.fires(view.lower)
+                and not self._en_write.rules_out_act(view.lower)
             ):
                 rule = "en.write.model"
             return rule

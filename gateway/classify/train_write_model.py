@@ -151,12 +151,13 @@ def cross_validate(
         held_out = [r for r in clinc if _fold(r.text) == fold]
         train = training_rows([r for r in clinc if _fold(r.text) != fold] + list(snips))
         weights, bias = fit(train, params)
-        for threshold in hits:
-            model = WriteIntentModel(weights, bias, min(threshold, 0.999999), MAX_TOKENS)
-            for row in held_out:
-                flagged = rules.write(row.text) is not None or (
-                    threshold < 1.0 and not rules.rules_out_act(row.text) and model.fires(row.text)
-                )
+        model = WriteIntentModel(weights, bias, THRESHOLDS[0], MAX_TOKENS)
+        for row in held_out:
+            # Rules first, as in the classifier; the model's score only where they pass.
+            by_rules = rules.write(row.text) is not None
+            score = None if by_rules or rules.rules_out_act(row.text) else model.score(row.text)
+            for threshold in hits:
+                flagged = by_rules or (score is not None and threshold < 1.0 and score >= threshold)
                 hits[threshold][0 if row.acts else 1] += flagged
     return {t: Rates(tp / positives, fp / negatives) for t, (tp, fp) in sorted(hits.items())}
 

@@ -95,24 +95,32 @@ class WriteIntentModel:
 
     def probability(self, lower_text: str) -> float:
         """P(the turn asks the assistant to act), whatever its length or form."""
-        z = self.bias + sum(
-            self.weights.get(f, 0.0) for f in token_features(turn_tokens(lower_text))
-        )
+        return self._probability(turn_tokens(lower_text))
+
+    def score(self, lower_text: str) -> float | None:
+        """The probability for a short, single-sentence command-shaped English turn;
+        None for a turn the model leaves to the rules (see the module docstring)."""
+        text = lower_text.strip()
+        if not text or opens_as_question_or_text_request(text) or _SECOND_SENTENCE.search(text):
+            return None
+        if _ABOUT_WRITING.search(text):
+            return None
+        tokens = turn_tokens(text)
+        if len(tokens) > self.max_tokens:
+            return None
+        return self._probability(tokens)
+
+    def fires(self, lower_text: str) -> bool:
+        """Whether a short, non-question English turn scores as an act."""
+        probability = self.score(lower_text)
+        return probability is not None and probability >= self.threshold
+
+    def _probability(self, tokens: list[str]) -> float:
+        z = self.bias + sum(self.weights.get(f, 0.0) for f in token_features(tokens))
         if z >= 0:
             return 1.0 / (1.0 + math.exp(-z))
         e = math.exp(z)
         return e / (1.0 + e)
-
-    def fires(self, lower_text: str) -> bool:
-        """Whether a short, non-question English turn scores as an act."""
-        text = lower_text.strip()
-        if not text or opens_as_question_or_text_request(text) or _SECOND_SENTENCE.search(text):
-            return False
-        if _ABOUT_WRITING.search(text):
-            return False
-        if len(turn_tokens(text)) > self.max_tokens:
-            return False
-        return self.probability(text) >= self.threshold
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> WriteIntentModel:
