@@ -16,6 +16,8 @@ from typing import Any
 
 import orjson
 
+from gateway.turn import ParsedTurn
+
 # Fields that never change the generated answer: transport and bookkeeping.
 ANSWER_NEUTRAL_FIELDS = frozenset(
     {
@@ -138,18 +140,29 @@ def last_user_text(messages: Sequence[Mapping[str, Any]]) -> str:
 
 
 def compatibility_fingerprint(
-    *, tenant: str, namespace: Mapping[str, str], model: str, body: Mapping[str, Any]
+    *,
+    tenant: str,
+    namespace: Mapping[str, str],
+    model: str,
+    body: Mapping[str, Any],
+    turn: ParsedTurn,
 ) -> str:
-    """Everything but the last user turn: only requests that agree on all of it (tenant,
-    model, parameters, system prompt, tools, earlier turns) may share a semantic answer.
-    Messages after the last user turn (rare) stay in, blanked turn included as a slot."""
+    """Everything but the ask: only requests that agree on all of it (tenant, model,
+    parameters, system prompt, tools, earlier turns, and in the last user turn the
+    material it carries and its attachments) may share a semantic answer. Messages after
+    the last user turn (rare) stay in, the last user turn included as a slot."""
     messages = normalise_messages(body.get("messages") or [])
-    index = last_user_index(messages)
-    if index is not None:
-        messages[index] = {**messages[index], "content": ""}
+    if turn.index is not None and turn.index < len(messages):
+        messages[turn.index] = {
+            **messages[turn.index],
+            "content": {
+                "material": list(turn.material),
+                "attachments": list(turn.attachment_digests),
+            },
+        }
     return _digest(
         {
-            "kind": "semantic-fingerprint",
+            "kind": "semantic-fingerprint-v2",
             "tenant": tenant,
             "namespace": dict(namespace),
             "model": model,

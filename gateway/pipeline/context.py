@@ -11,6 +11,7 @@ from typing import Any
 from gateway.auth import Principal
 from gateway.pipeline.reasons import Layer, Reason
 from gateway.policy.models import Policy
+from gateway.turn import ParsedTurn
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,7 +47,8 @@ class ChatContext:
     exact_key: str | None = None
     # semantic layer: what it looked at and why it decided (no prompt text in logs)
     fingerprint: str | None = None
-    query_text: str | None = None
+    turn: ParsedTurn | None = None  # the last user turn: ask, material, attachments
+    query_text: str | None = None  # the ask: what the semantic layer compares by meaning
     query_vector: Any = None
     similarity: float | None = None  # calibrated, of the candidate that decided
     review_verdict: str | None = None  # accepted | rejected | unavailable

@@ -24,7 +24,9 @@ class Reason(StrEnum):
     REVIEW_REJECTED = "review_rejected"  # gray band, the reviewer said no
     REVIEW_UNAVAILABLE = "review_unavailable"  # gray band, reviewer failed or timed out
     EMBEDDER_UNAVAILABLE = "embedder_unavailable"  # could not embed: no semantic lookup
-    QUERY_TOO_LONG = "query_too_long"  # longer than semantic matching is trusted for
+    QUERY_TOO_LONG = "query_too_long"  # the ask is longer than semantic matching is trusted for
+    LONG_PROMPT = "long_prompt"  # a long turn with no material/ask split: exact cache only
+    MATERIAL_ONLY = "material_only"  # material or attachments but no ask: exact cache only
     # bypasses (never looked up, never stored)
     POLICY_DISABLED = "policy_disabled"
     TEMPERATURE_ABOVE_CAP = "temperature_above_cap"

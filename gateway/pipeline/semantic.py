@@ -1,7 +1,9 @@
 """Stages 3 and 6 for the L2 semantic cache.
 
-Lookup: embed the last user turn, take the top-k stored requests with the same
-compatibility fingerprint, and walk them best first:
+Lookup: split the last user turn into its ask, its material and its attachments
+(`gateway/turn/`), embed the ask, take the top-k stored requests with the same
+compatibility fingerprint (which holds the material and the attachments' digests, so
+those must match exactly), and walk them best first:
 
 - calibrated similarity below `review_min_similarity`  -> stop: `below_threshold`
 - entities disagree (numbers, IDs, dates, negation, names, tiers...) -> `entity_mismatch`
@@ -22,7 +24,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from gateway.cache.keys import compatibility_fingerprint, last_user_text
+from gateway.cache.keys import compatibility_fingerprint
 from gateway.cache.protocols import CachedCompletion
 from gateway.cache.vector_index import SemanticEntry, VectorIndex
 from gateway.embed.protocol import Embedder
@@ -32,6 +34,7 @@ from gateway.policy.models import SemanticCachePolicy
 from gateway.review.protocol import Reviewer, ReviewVerdict
 from gateway.semantic.entities import EntityComparator
 from gateway.telemetry.throttled_log import ThrottledLogger
+from gateway.turn import ask_length, parse_last_user_turn
 
 logger = logging.getLogger(__name__)
 
@@ -141,14 +144,33 @@ class SemanticCacheStage:
 
     def _prepare(self, ctx: ChatContext) -> str:
         if ctx.fingerprint is None:
+            turn = parse_last_user_turn(
+                ctx.body.get("messages") or [], ctx.policy.semantic_cache.max_query_chars
+            )
+            ctx.turn = turn
             ctx.fingerprint = compatibility_fingerprint(
                 tenant=ctx.tenant,
                 namespace=ctx.cache_namespace(),
                 model=ctx.model,
                 body=ctx.body,
+                turn=turn,
             )
-            ctx.query_text = last_user_text(ctx.body.get("messages") or [])
+            ctx.query_text = turn.ask
         return ctx.fingerprint
+
+    @staticmethod
+    def _not_comparable(ctx: ChatContext) -> Reason | None:
+        """Why this request cannot be matched by meaning at all (None: it can)."""
+        turn = ctx.turn
+        if turn is None or turn.index is None:
+            return Reason.NO_CANDIDATE
+        if not turn.ask:
+            if turn.material or turn.attachment_digests:
+                return Reason.MATERIAL_ONLY
+            return Reason.NO_CANDIDATE
+        if ask_length(turn.ask) > ctx.policy.semantic_cache.max_query_chars:
+            return Reason.QUERY_TOO_LONG if turn.material else Reason.LONG_PROMPT
+        return None
 
     async def _embed(self, ctx: ChatContext) -> Any:
         if ctx.query_vector is None and ctx.query_text:
@@ -160,11 +182,9 @@ class SemanticCacheStage:
     async def lookup(self, ctx: ChatContext) -> CachedCompletion | None:
         policy = ctx.policy.semantic_cache
         fingerprint = self._prepare(ctx)
-        if not ctx.query_text:
-            ctx.decide(Layer.MISS, Reason.NO_CANDIDATE)
-            return None
-        if len(ctx.query_text) > policy.max_query_chars:
-            ctx.decide(Layer.MISS, Reason.QUERY_TOO_LONG)
+        not_comparable = self._not_comparable(ctx)
+        if not_comparable is not None:
+            ctx.decide(Layer.MISS, not_comparable)
             return None
         try:
             with ctx.timed("embed"):
@@ -227,7 +247,7 @@ class SemanticCacheStage:
 
     async def store(self, ctx: ChatContext, completion: dict[str, Any]) -> None:
         fingerprint = self._prepare(ctx)
-        if not ctx.query_text or len(ctx.query_text) > ctx.policy.semantic_cache.max_query_chars:
+        if self._not_comparable(ctx) is not None:
             return
         vector = await self._embed(ctx)
         now = time.time()
@@ -238,7 +258,7 @@ class SemanticCacheStage:
             tenant=ctx.tenant,
             model=ctx.model,
             fingerprint=fingerprint,
-            query_text=ctx.query_text,
+            query_text=ctx.query_text or "",
             completion=completion,
             created_at=now,
             expires_at=now + ctx.policy.semantic_cache.ttl_seconds,

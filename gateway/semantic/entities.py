@@ -26,6 +26,7 @@ from gateway.semantic.extract_en import EnglishExtractor
 from gateway.semantic.extract_zh import ChineseExtractor
 from gateway.semantic.persons import compare_persons
 from gateway.semantic.questions import compare_questions
+from gateway.semantic.quotes import quoted_words
 from gateway.semantic.slots import TextSlots
 from gateway.semantic.terms import compare_terms, term_changes
 from gateway.semantic.text import cap, joined
@@ -36,6 +37,7 @@ from gateway.semantic.units import DIMENSION
 class Mismatch:
     # "number" | "id" | "date" | "time_word" | "negation" | "polarity" | "named_entity"
     # | "tier" | "direction" | "unit" | "person" | "question" | "term" | "language"
+    # | "quoted"
     kind: str
     query_value: str  # short (<= 40 characters): mismatches may be logged
     candidate_value: str
@@ -244,6 +246,13 @@ def _units(q: TextSlots, c: TextSlots) -> Difference:
     return None
 
 
+def _quoted(q: TextSlots, c: TextSlots) -> Difference:
+    q_words, c_words = quoted_words(q.surface), quoted_words(c.surface)
+    if q_words and c_words and q_words != c_words:
+        return joined(q_words), joined(c_words)
+    return None
+
+
 _RULES: tuple[tuple[str, Callable[[TextSlots, TextSlots], Difference]], ...] = (
     ("language", _language),
     ("number", _numbers),
@@ -259,4 +268,5 @@ _RULES: tuple[tuple[str, Callable[[TextSlots, TextSlots], Difference]], ...] = (
     ("person", compare_persons),
     ("question", compare_questions),
     ("term", compare_terms),
+    ("quoted", _quoted),
 )

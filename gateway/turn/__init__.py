@@ -1,0 +1,53 @@
+"""One parsed view of the last user turn: the ask, the material, the attachments.
+
+The semantic cache compares asks by meaning and everything else exactly: two requests
+may share an answer only when their material (documents, context, code, tables) and
+their attachments (images, audio, files) are the same.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from gateway.turn.parts import split_parts
+from gateway.turn.split import TurnSplit, ask_length, split_turn
+
+__all__ = ["ParsedTurn", "TurnSplit", "ask_length", "parse_last_user_turn", "split_turn"]
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedTurn:
+    index: int | None  # of the last user message; None: there is none
+    ask: str
+    material: tuple[str, ...]
+    attachment_digests: tuple[str, ...]
+    rule: str
+    text_chars: int  # of the turn's whole text
+
+
+def _last_user_index(messages: Sequence[Mapping[str, Any]]) -> int | None:
+    for index in range(len(messages) - 1, -1, -1):
+        if messages[index].get("role") == "user":
+            return index
+    return None
+
+
+def parse_last_user_turn(messages: Sequence[Mapping[str, Any]], max_ask_chars: int) -> ParsedTurn:
+    index = _last_user_index(messages)
+    if index is None:
+        return ParsedTurn(None, "", (), (), "plain", 0)
+    parts = split_parts(messages[index].get("content"))
+    # Each text part is a paragraph of its own: a document part and a question part
+    # split like a pasted document followed by its question.
+    text = "\n\n".join(t.strip() for t in parts.texts if t.strip())
+    split = split_turn(text, max_ask_chars)
+    return ParsedTurn(
+        index=index,
+        ask=split.ask,
+        material=split.material,
+        attachment_digests=parts.attachment_digests,
+        rule=split.rule,
+        text_chars=len(text),
+    )
