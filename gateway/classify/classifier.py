@@ -118,10 +118,13 @@ class RequestClassifier:
         tools: Sequence[Mapping[str, Any]] | None,
         tool_choice: Any,
         settings: ClassifierSettings,
+        text: str | None = None,
     ) -> Classification:
-        """Classify a chat request: its last user turn, and its tools."""
+        """Classify a chat request: its last user turn (or `text`, the part of it to
+        judge), and its tools."""
         turn = last_user_turn(messages)
-        text = turn.text if turn is not None else ""
+        if text is None:
+            text = turn.text if turn is not None else ""
         has_earlier = turn.has_earlier_turns if turn is not None else bool(messages)
         # Tools that act make any turn a write, but an ID in the turn is reported first.
         if NonCacheableClass.WRITE_INTENT in settings.enabled and self._tools.acting(

@@ -53,11 +53,16 @@ class ClassifyStage:
             return
         if self._classifier is None or not rules.enabled_classes:
             return
+        # A turn that carries material (a pasted policy, an email, code) is judged by
+        # its ask: "To start a return, open Order History" inside a document is not the
+        # user asking to act, and the material itself must match exactly to be reused.
+        turn = ctx.parsed_turn()
         verdict = self._classifier.classify(
             ctx.body.get("messages") or [],
             ctx.body.get("tools"),
             ctx.body.get("tool_choice"),
             classifier_settings(rules),
+            text=turn.ask if turn.material else None,
         )
         if verdict.reason is not None:
             ctx.classifier_rule = verdict.rule

@@ -11,7 +11,7 @@ from typing import Any
 from gateway.auth import Principal
 from gateway.pipeline.reasons import Layer, Reason
 from gateway.policy.models import Policy
-from gateway.turn import ParsedTurn
+from gateway.turn import ParsedTurn, parse_last_user_turn
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,6 +87,15 @@ class ChatContext:
         """What, besides the request, separates cache entries: the policy's version and
         declared versions, and the client's `x-gateway-namespace`."""
         return {**self.policy.cache_namespace(), "namespace": self.namespace or ""}
+
+    def parsed_turn(self) -> ParsedTurn:
+        """The last user turn split into ask, material and attachments, parsed once and
+        shared by the classifier (which judges the ask) and the semantic cache."""
+        if self.turn is None:
+            self.turn = parse_last_user_turn(
+                self.body.get("messages") or [], self.policy.semantic_cache.max_query_chars
+            )
+        return self.turn
 
     def decide(self, layer: Layer, reason: Reason | None = None) -> None:
         self.layer = layer

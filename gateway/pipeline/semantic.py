@@ -34,7 +34,7 @@ from gateway.policy.models import SemanticCachePolicy
 from gateway.review.protocol import Reviewer, ReviewVerdict
 from gateway.semantic.entities import EntityComparator
 from gateway.telemetry.throttled_log import ThrottledLogger
-from gateway.turn import ask_length, parse_last_user_turn
+from gateway.turn import ask_length
 
 logger = logging.getLogger(__name__)
 
@@ -144,10 +144,7 @@ class SemanticCacheStage:
 
     def _prepare(self, ctx: ChatContext) -> str:
         if ctx.fingerprint is None:
-            turn = parse_last_user_turn(
-                ctx.body.get("messages") or [], ctx.policy.semantic_cache.max_query_chars
-            )
-            ctx.turn = turn
+            turn = ctx.parsed_turn()
             ctx.fingerprint = compatibility_fingerprint(
                 tenant=ctx.tenant,
                 namespace=ctx.cache_namespace(),

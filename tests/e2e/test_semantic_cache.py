@@ -146,15 +146,20 @@ def test_gray_band_goes_to_a_litellm_reviewer(
 
 
 def test_long_prompts_use_the_exact_cache_only_and_stay_fast(gateway: RunningGateway) -> None:
-    long_text = "Summarise the following notes. " + "The river rises in spring. " * 200
+    # A long turn whose ask can be told from its material: the material must match
+    # exactly, so a changed sentence is never a candidate.
+    notes = "The river rises in spring. " * 200
+    long_text = "Summarise the following notes. " + notes
     headers, _ = _ask(gateway, long_text)
     assert headers["x-gateway-cache"] == "miss"
-    assert headers["x-gateway-cache-reason"] == "query_too_long"
+    assert headers["x-gateway-cache-reason"] == "no_candidate"
     assert _ask(gateway, long_text)[0]["x-gateway-cache"] == "exact"
-    # Megabytes of text (within the body limit) cost neither the classifier nor the
-    # embedder more than a bounded slice of work.
+    edited = "Summarise the following notes. " + notes.replace("spring", "autumn", 1)
+    assert _ask(gateway, edited)[0]["x-gateway-cache-reason"] == "no_candidate"
+    # Megabytes of text (within the body limit) cost neither the classifier, the
+    # splitter nor the embedder more than a bounded slice of work.
     huge = "Please read this log and tell me what failed. " + "line ok; " * 300_000
     started = time.monotonic()
     headers, _ = _ask(gateway, huge)
-    assert headers["x-gateway-cache-reason"] == "query_too_long"
+    assert headers["x-gateway-cache-reason"] == "long_prompt"
     assert time.monotonic() - started < 10

@@ -2,7 +2,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from gateway.cache.keys import exact_cache_key
+from gateway.cache.keys import compatibility_fingerprint, exact_cache_key
+from gateway.turn import parse_last_user_turn
 
 NAMESPACE = {"policy_version": "1", "system_prompt_version": "", "tool_schema_version": ""}
 
@@ -58,3 +59,40 @@ def test_tenant_and_namespace_separate_keys() -> None:
     assert key(BASE, tenant="acme") != key(BASE, tenant="globex")
     assert key(BASE) != key(BASE, namespace={**NAMESPACE, "policy_version": "2"})
     assert key(BASE) != key(BASE, namespace={**NAMESPACE, "tool_schema_version": "v7"})
+
+
+def _fingerprint(content: Any, system: str = "Be brief.") -> str:
+    body = {
+        "model": "m",
+        "messages": [{"role": "system", "content": system}, {"role": "user", "content": content}],
+    }
+    turn = parse_last_user_turn(body["messages"], 300)
+    return compatibility_fingerprint(
+        tenant="acme", namespace={"policy": "1"}, model="m", body=body, turn=turn
+    )
+
+
+def _with_image(text: str, url: str) -> list[dict[str, Any]]:
+    return [{"type": "text", "text": text}, {"type": "image_url", "image_url": {"url": url}}]
+
+
+def test_the_ask_is_left_out_of_the_fingerprint_and_everything_else_is_in() -> None:
+    assert _fingerprint("How do I sort a list?") == _fingerprint("How can I sort a list?")
+    assert _fingerprint("How do I sort a list?") != _fingerprint("How do I sort a list?", "Rhyme.")
+
+
+def test_attachments_enter_the_fingerprint() -> None:
+    text = "Read the name on this passport."
+    one = _fingerprint(_with_image(text, "https://example.test/passport-1.png"))
+    other = _fingerprint(_with_image(text, "https://example.test/passport-2.png"))
+    inline = _fingerprint(_with_image(text, "data:image/png;base64,iVBORw0KGgoAAAA"))
+    assert len({one, other, inline, _fingerprint(text)}) == 4
+    assert one == _fingerprint(_with_image(text, "https://example.test/passport-1.png"))
+
+
+def test_material_enters_the_fingerprint() -> None:
+    contract = "Summarize this contract:\nThe buyer pays within {days} days of delivery."
+    thirty = _fingerprint(contract.format(days=30))
+    assert thirty != _fingerprint(contract.format(days=60))
+    reworded = "Give me a summary of this contract:\nThe buyer pays within 30 days of delivery."
+    assert thirty == _fingerprint(reworded)

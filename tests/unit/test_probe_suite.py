@@ -7,10 +7,12 @@ from pathlib import Path
 
 from gateway.components import load_guard, load_local_embedder, load_text_components
 from gateway.evaluation.probes import evaluate_probes, load_probes
+from gateway.evaluation.structural import evaluate_structural_probes, load_structural_probes
 from gateway.policy.models import SemanticCachePolicy
 from gateway.review.local import LocalPairReviewer
 
 PROBES = Path(__file__).resolve().parents[1] / "probes"
+STRUCTURAL = PROBES / "structural.jsonl"
 
 
 def test_probe_suite_is_big_enough_and_bilingual() -> None:
@@ -35,3 +37,29 @@ async def test_no_near_miss_is_ever_served() -> None:
     # Paraphrases are served when the embedder is confident enough; the floor guards
     # against a change that makes the pipeline refuse everything.
     assert result["paraphrases_served"] >= 0.05 * result["paraphrases"], result
+
+
+def test_structural_probes_cover_every_kind_in_both_languages() -> None:
+    probes = load_structural_probes(STRUCTURAL)
+    assert len(probes) >= 80
+    kinds = {p.kind for p in probes}
+    for language in ("en", "zh"):
+        assert {p.kind for p in probes if p.language == language} == kinds
+    assert {"context_question", "document_edit", "code_edit", "table_edit"} <= kinds
+    assert {"attachment_edit", "poisoning", "context_paraphrase"} <= kinds
+
+
+async def test_no_structural_near_miss_is_ever_served() -> None:
+    """Different questions about one context, one-clause document edits, one-line code
+    edits, one-cell table edits, other attachments, planted instructions: through the
+    real semantic stage, none is served another request's answer."""
+    _, comparator = await load_text_components()
+    embedder = await load_local_embedder()
+    result = await evaluate_structural_probes(
+        embedder, comparator, LocalPairReviewer.load(), load_guard(), path=STRUCTURAL
+    )
+    assert result["false_hits"] == 0, result["false_hit_examples"]
+    # The edits are never even candidates: their material or attachments differ.
+    for kind in ("document_edit", "code_edit", "table_edit", "attachment_edit"):
+        outcomes = {k: n for k, n in result["outcomes"].items() if k.startswith(f"{kind}:")}
+        assert set(outcomes) == {f"{kind}:no_candidate"}, outcomes
