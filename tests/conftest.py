@@ -110,7 +110,7 @@ def gateway_config_dict(upstream_url: str, data_dir: Path, **overrides: Any) -> 
                         "api_key": "sk-upstream-secret-123456",
                     },
                 }
-                for verdict in ("yes", "no")
+                for verdict in ("yes", "no", "reads-answer")
             ),
             {
                 # Nothing listens there: connection failures.

@@ -108,7 +108,11 @@ def create_fake_upstream(log: UpstreamLog | None = None) -> Starlette:
         if model == "fake-judge-error":
             error = {"message": "fake judge error", "type": "server_error"}
             return _json({"error": error}, 500)
-        if model.startswith("fake-judge-"):
+        if model == "fake-judge-reads-answer":
+            # Says yes only when it was shown the stored answer (the review prompt that
+            # asks whether that answer fits the new request).
+            content = "Yes" if "<earlier_answer>" in text else "No"
+        elif model.startswith("fake-judge-"):
             content = "No" if model.endswith("no") else "Yes"
         tool_calls = None
         if "tool" in markers and body.get("tools"):

@@ -24,6 +24,8 @@ import uuid
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+import orjson
+
 from gateway.cache.keys import compatibility_fingerprint
 from gateway.cache.protocols import CachedCompletion
 from gateway.cache.vector_index import SemanticEntry, VectorIndex
@@ -71,9 +73,10 @@ async def judge_candidate(
     comparator: EntityComparator,
     reviewer: Reviewer | None,
     guard: StructureGuard | None = None,
+    stored_answer: str | None = None,
 ) -> CandidateDecision:
     """May the answer stored for `candidate` serve `query`? The one decision rule, used
-    by the gateway and by `gateway eval`."""
+    by the gateway and by `gateway eval`. `stored_answer` is shown to the reviewer."""
     if similarity < policy.review_min_similarity:
         return CandidateDecision(False, Reason.BELOW_THRESHOLD)
     if policy.entity_check:
@@ -101,7 +104,8 @@ async def judge_candidate(
     started = time.perf_counter()
     try:
         verdict_of_review = await asyncio.wait_for(
-            reviewer.review(query, candidate, similarity), policy.review.timeout_seconds
+            reviewer.review(query, candidate, similarity, stored_answer=stored_answer),
+            policy.review.timeout_seconds,
         )
     except Exception as exc:  # includes the timeout: a miss costs less than a wrong answer
         return CandidateDecision(
@@ -118,6 +122,20 @@ async def judge_candidate(
     return CandidateDecision(
         False, Reason.REVIEW_REJECTED, review_verdict="rejected", review_ms=_ms_since(started)
     )
+
+
+def stored_answer_text(completion: dict[str, Any]) -> str | None:
+    """The text a stored completion answered with: its first choice's content, or its
+    tool calls as JSON (a reviewer judges those too)."""
+    try:
+        message = completion["choices"][0]["message"]
+    except (KeyError, IndexError, TypeError):
+        return None
+    content = message.get("content") if isinstance(message, dict) else None
+    if isinstance(content, str) and content:
+        return content
+    calls = message.get("tool_calls") if isinstance(message, dict) else None
+    return orjson.dumps(calls).decode() if calls else None
 
 
 def _ms_since(started: float) -> float:
@@ -224,6 +242,11 @@ class SemanticCacheStage:
                 self._comparator,
                 self._reviewer,
                 self._guard,
+                stored_answer=(
+                    stored_answer_text(entry.completion)
+                    if ctx.policy.semantic_cache.review.show_stored_answer
+                    else None
+                ),
             )
             if decision.review_verdict is not None:
                 ctx.review_verdict = decision.review_verdict

@@ -30,6 +30,10 @@ class ReviewPolicy(_Strict):
     # A review that takes longer is abandoned and the candidate rejected
     # (`review_unavailable`): a miss costs less than a wrong answer.
     timeout_seconds: float = Field(default=2.0, gt=0, le=60)
+    # Show a litellm reviewer the candidate's stored answer too ("does this answer fully
+    # and correctly answer the new request?"), not only the stored request. The local
+    # pair model reads only the two requests.
+    show_stored_answer: bool = True
 
 
 class SemanticCachePolicy(_Strict):

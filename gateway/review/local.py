@@ -117,5 +117,8 @@ class LocalPairReviewer:
             same_meaning=probability >= threshold, score=probability, reviewer=self.name
         )
 
-    async def review(self, query: str, candidate: str, similarity: float) -> ReviewVerdict:
+    async def review(
+        self, query: str, candidate: str, similarity: float, stored_answer: str | None = None
+    ) -> ReviewVerdict:
+        # A pair model over the two requests: the stored answer is not one of its inputs.
         return self.decide(query, candidate, similarity)

@@ -16,10 +16,15 @@ class ReviewVerdict:
 class Reviewer(Protocol):
     name: str
 
-    async def review(self, query: str, candidate: str, similarity: float) -> ReviewVerdict:
+    async def review(
+        self, query: str, candidate: str, similarity: float, stored_answer: str | None = None
+    ) -> ReviewVerdict:
         """Judge whether `query` can be answered with the answer stored for `candidate`.
 
-        `similarity` is on the gateway's calibrated scale. Raises on failure; the caller
-        applies the timeout and treats errors as `review_unavailable`.
+        `similarity` is on the gateway's calibrated scale. `stored_answer`, when the
+        policy shows it, is the text of that answer: a reviewer that can read it judges
+        whether it answers `query`, not only whether the two requests match. Raises on
+        failure; the caller applies the timeout and treats errors as
+        `review_unavailable`.
         """
         ...

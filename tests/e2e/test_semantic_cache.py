@@ -163,3 +163,34 @@ def test_long_prompts_use_the_exact_cache_only_and_stay_fast(gateway: RunningGat
     headers, _ = _ask(gateway, huge)
     assert headers["x-gateway-cache-reason"] == "long_prompt"
     assert time.monotonic() - started < 10
+
+
+def test_a_litellm_reviewer_is_shown_the_stored_answer(
+    start_gateway: GatewayFactory, upstream: FakeUpstream, tmp_path: Path
+) -> None:
+    # Every candidate goes to the reviewer (the band spans the whole scale); the judge
+    # says yes only when its prompt carries the stored answer.
+    stored, asked = "What is the capital of Peru?", "Which city is the capital of Peru?"
+    for show, layer in ((True, "semantic"), (False, "miss")):
+        policies = tmp_path / f"policies-{show}"
+        policies.mkdir()
+        (policies / "default.yaml").write_text(
+            "semantic_cache:\n"
+            "  accept_threshold: 0.9999\n"
+            "  review_min_similarity: 0.01\n"
+            "  strict_band_terms: false\n"
+            f"  review: {{show_stored_answer: {str(show).lower()}}}\n"
+        )
+        gateway = start_gateway(
+            data_dir=tmp_path / f"data-{show}",
+            policies_dir=str(policies),
+            semantic={"embedder": "local", "reviewer": "fake-judge-reads-answer"},
+        )
+        _, first = _ask(gateway, stored)
+        judged_before = len(upstream.log.chat_bodies)
+        headers, _ = _ask(gateway, asked)
+        assert headers["x-gateway-cache"] == layer
+        review = upstream.log.chat_bodies[judged_before]
+        assert review["model"] == "fake-judge-reads-answer"
+        prompt = review["messages"][-1]["content"]
+        assert (first.choices[0].message.content in prompt) is show

@@ -5,7 +5,7 @@ index, and a comparator stub."""
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -95,9 +95,13 @@ class ScriptedReviewer:
     answer: bool | None = True  # None: raise
     delay_seconds: float = 0.0
     calls: int = 0
+    answers_seen: list[str | None] = field(default_factory=list)
 
-    async def review(self, query: str, candidate: str, similarity: float) -> ReviewVerdict:
+    async def review(
+        self, query: str, candidate: str, similarity: float, stored_answer: str | None = None
+    ) -> ReviewVerdict:
         self.calls += 1
+        self.answers_seen.append(stored_answer)
         await asyncio.sleep(self.delay_seconds)
         if self.answer is None:
             raise RuntimeError("reviewer down")
@@ -263,3 +267,17 @@ async def test_structure_guard_vets_candidates_above_the_band() -> None:
         guard,
     )
     assert same.accepted
+
+
+@pytest.mark.parametrize("show", [True, False])
+async def test_the_reviewer_sees_the_stored_answer_when_the_policy_shows_it(
+    parts: tuple[SemanticCacheStage, ScriptedEmbedder, StubComparator, ScriptedReviewer],
+    show: bool,
+) -> None:
+    stage, embedder, _, reviewer = parts
+    await _stored(stage)
+    embedder.cosine_to_stored = 0.88
+    ctx = _ctx("new question")
+    ctx.policy = Policy.model_validate({"semantic_cache": {"review": {"show_stored_answer": show}}})
+    await stage.lookup(ctx)
+    assert reviewer.answers_seen == ["Paris" if show else None]
