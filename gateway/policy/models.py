@@ -55,7 +55,7 @@ class SemanticCachePolicy(_Strict):
     review: ReviewPolicy = Field(default_factory=ReviewPolicy)
     embed_timeout_seconds: float = Field(default=1.0, gt=0, le=30)
     # The longest ask (the question or instruction of the last user turn, without the
-    # material it carries; a CJK character counts as two) compared by meaning; longer
+    # material it carries; a CJK character counts as three) compared by meaning; longer
     # ones use the exact cache only (`query_too_long`, or `long_prompt` when the turn
     # could not be split). Past ~300 characters text shared by two asks dominates the
     # embedding: with 300 shared characters two unrelated questions score a median raw

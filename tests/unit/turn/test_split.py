@@ -149,9 +149,9 @@ def test_one_token_in_the_material_changes_it_and_whitespace_does_not() -> None:
     assert normalise_material("if x:\n    a\nb") != normalise_material("if x:\n    a\n    b")
 
 
-def test_cjk_characters_count_twice() -> None:
+def test_cjk_characters_count_three_times() -> None:
     assert ask_length("abc") == 3
-    assert ask_length("北京") == 4
+    assert ask_length("北京") == 6
 
 
 def test_text_parts_are_paragraphs_and_attachments_are_digests() -> None:
