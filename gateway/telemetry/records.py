@@ -35,6 +35,9 @@ class DecisionRecord:
     total_ms: float
     cache_key: str | None = None  # the exact-cache key: `POST /admin/cache/purge {"key"}`
     stages_ms: dict[str, float] = field(default_factory=dict)
+    # How the last user turn was split (rule, material blocks, attachments, ask length):
+    # counts only, never text. None when no stage parsed it (a bypass before parsing).
+    turn: dict[str, Any] | None = None
     prompt: str | None = None
 
     def to_json(self) -> dict[str, Any]:
@@ -61,6 +64,7 @@ class DecisionRecord:
             "total_ms": self.total_ms,
             "cache_key": self.cache_key,
             "stages_ms": dict(self.stages_ms),
+            "turn": None if self.turn is None else dict(self.turn),
         }
         if self.prompt is not None:
             value["prompt"] = self.prompt
@@ -93,5 +97,18 @@ def record_from(
         total_ms=ctx.elapsed_ms(),
         cache_key=ctx.exact_key,
         stages_ms=dict(ctx.timings_ms),
+        turn=_turn_shape(ctx),
         prompt=prompt,
     )
+
+
+def _turn_shape(ctx: ChatContext) -> dict[str, Any] | None:
+    turn = ctx.turn
+    if turn is None:
+        return None
+    return {
+        "split": turn.rule,
+        "material_blocks": len(turn.material),
+        "attachments": len(turn.attachment_digests),
+        "ask_chars": len(turn.ask),
+    }

@@ -4,11 +4,13 @@ answer is shared; only the ask is compared by meaning."""
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
+import httpx
 import pytest
 
-from tests.conftest import FakeUpstream, RunningGateway
+from tests.conftest import ADMIN_KEY, FakeUpstream, RunningGateway
 from tests.e2e.helpers import client_for, unique_prompt, upstream_calls
 
 SYSTEM = {"role": "system", "content": "You answer questions about documents."}
@@ -150,3 +152,42 @@ def test_a_long_turn_that_cannot_be_split_uses_the_exact_cache_only(
     headers, _ = _ask(gateway, rambling)
     assert headers["x-gateway-cache-reason"] == "long_prompt"
     assert _ask(gateway, rambling)[0]["x-gateway-cache"] == "exact"
+
+
+def test_the_decision_record_says_how_the_turn_was_split(gateway: RunningGateway) -> None:
+    words = unique_prompt("Describe this picture.")
+    raw = client_for(gateway).chat.completions.with_raw_response.create(
+        model="fake-model",
+        messages=[
+            SYSTEM,
+            {
+                "role": "user",
+                "content": [
+                    {"type": "text", "text": f"Context: {ARTICLE}\n\nQuestion: {words}"},
+                    _image("https://example.test/lake.png"),
+                ],
+            },
+        ],
+    )
+    raw.parse()
+    request_id = raw.headers["x-request-id"]
+    deadline = time.monotonic() + 10
+    while True:
+        records = httpx.get(
+            f"{gateway.url}/admin/decisions",
+            headers={"authorization": f"Bearer {ADMIN_KEY}"},
+            params={"limit": 1000},
+        ).json()["data"]
+        mine = [r for r in records if r["request_id"] == request_id]
+        if mine:
+            break
+        assert time.monotonic() < deadline, "no decision record"
+        time.sleep(0.05)
+    turn = mine[0]["turn"]
+    assert turn == {
+        "split": "labelled",
+        "material_blocks": 1,
+        "attachments": 1,
+        "ask_chars": len(words),
+    }
+    assert "Varnholm" not in str(mine[0])  # counts, never text
