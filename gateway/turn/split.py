@@ -191,7 +191,9 @@ class _Extractor:
         pieces.append(self.text[position:])
         self.text = "".join(pieces)
 
-    def take_line_runs(self, line_test: Callable[[str], bool], min_lines: int) -> None:
+    def take_line_runs(self, in_run: Callable[[str, str], bool], min_lines: int) -> None:
+        """Runs of at least `min_lines` consecutive lines for which `in_run(first line of
+        the run, line)` holds."""
         lines = self.text.split("\n")
         offsets = []
         position = 0
@@ -201,7 +203,7 @@ class _Extractor:
         index = 0
         while index < len(lines):
             end = index
-            while end < len(lines) and line_test(lines[end]):
+            while end < len(lines) and in_run(lines[index], lines[end]):
                 end += 1
             if end - index >= min_lines:
                 self.blocks.append((offsets[index], "\n".join(lines[index:end])))
@@ -209,7 +211,7 @@ class _Extractor:
                     lines[row] = " " * len(lines[row])
                 index = end
             else:
-                index = max(end, index + 1)
+                index += 1
         self.text = "\n".join(lines)
 
     def material(self) -> tuple[str, ...]:
@@ -252,39 +254,16 @@ def _is_code_paragraph(paragraph: str) -> bool:
     return code * 2 >= len(lines) + 1 or code == len(lines)
 
 
-def _is_table_line(line: str) -> bool:
+def _table_row(first: str, line: str) -> bool:
     # `| a | b |` rows and tab-separated rows (a plain count: no backtracking)
     return (line.count("|") >= 2 or "\t" in line) and bool(line.strip())
 
 
-def _csv_runs(extractor: _Extractor) -> None:
-    """Rows of comma-separated values: two or more lines with the same number (two or
-    more) of commas that do not read as sentences."""
-    lines = extractor.text.split("\n")
-    offsets = []
-    position = 0
-    for line in lines:
-        offsets.append(position)
-        position += len(line) + 1
-    index = 0
-    while index < len(lines):
-        commas = lines[index].count(",")
-        end = index
-        while (
-            end < len(lines)
-            and commas >= 2
-            and lines[end].count(",") == commas
-            and not _SENTENCE_END.search(lines[end])
-        ):
-            end += 1
-        if end - index >= 2:
-            extractor.blocks.append((offsets[index], "\n".join(lines[index:end])))
-            for row in range(index, end):
-                lines[row] = " " * len(lines[row])
-            index = end
-        else:
-            index += 1
-    extractor.text = "\n".join(lines)
+def _csv_row(first: str, line: str) -> bool:
+    """Comma-separated values: lines with the run's number (two or more) of commas that
+    do not read as sentences."""
+    commas = first.count(",")
+    return commas >= 2 and line.count(",") == commas and not _SENTENCE_END.search(line)
 
 
 def _tag_blocks(extractor: _Extractor) -> None:
@@ -313,8 +292,8 @@ def _take_marked(text: str) -> _Extractor:
     _tag_blocks(extractor)
     extractor.take(_TRIPLE_QUOTES)
     extractor.take(_QUOTED_LINES)
-    extractor.take_line_runs(_is_table_line, min_lines=2)
-    _csv_runs(extractor)
+    extractor.take_line_runs(_table_row, min_lines=2)
+    extractor.take_line_runs(_csv_row, min_lines=2)
     extractor.take_paragraphs(_is_json_paragraph)
     extractor.take_paragraphs(_is_code_paragraph)
     extractor.take(_INLINE_CODE, placeholder="`…`")
