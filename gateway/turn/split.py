@@ -99,6 +99,11 @@ _POINTS_AT_TEXT = re.compile(
     r"(?i)\b(?:following|below|this|these|above|attached)\b"
     r"|以下|下面|下列|如下|这段|这篇|这个|这条|这份|这些|这张|上面|上述"
 )
+# "Use the passages below", "Based on the following", "根据以下资料"
+_READING_VERB = re.compile(
+    r"(?i)^\s*(?:please\s+)?(?:use|using|read|consider|given|based\s+on|according\s+to"
+    r"|refer\s+to|look\s+at|请?根据|请?阅读|请?参考|基于)"
+)
 _QUESTION_START = re.compile(
     r"(?i)^\s*(?:what|how|why|which|who|whom|whose|when|where|can|could|would|should|is|are"
     r"|do|does|did|will|was|were|has|have|may|might|shall|please|tell|give|list|name"
@@ -260,10 +265,14 @@ def _table_row(first: str, line: str) -> bool:
 
 
 def _csv_row(first: str, line: str) -> bool:
-    """Comma-separated values: lines with the run's number (two or more) of commas that
-    do not read as sentences."""
+    """Comma-separated values: lines with the run's number of commas that do not read as
+    sentences (a two-column run needs three lines, see `_take_marked`)."""
     commas = first.count(",")
-    return commas >= 2 and line.count(",") == commas and not _SENTENCE_END.search(line)
+    return commas >= 1 and line.count(",") == commas and not _SENTENCE_END.search(line)
+
+
+def _csv_wide_row(first: str, line: str) -> bool:
+    return first.count(",") >= 2 and _csv_row(first, line)
 
 
 def _tag_blocks(extractor: _Extractor) -> None:
@@ -293,7 +302,8 @@ def _take_marked(text: str) -> _Extractor:
     extractor.take(_TRIPLE_QUOTES)
     extractor.take(_QUOTED_LINES)
     extractor.take_line_runs(_table_row, min_lines=2)
-    extractor.take_line_runs(_csv_row, min_lines=2)
+    extractor.take_line_runs(_csv_wide_row, min_lines=2)
+    extractor.take_line_runs(_csv_row, min_lines=3)
     extractor.take_paragraphs(_is_json_paragraph)
     extractor.take_paragraphs(_is_code_paragraph)
     extractor.take(_INLINE_CODE, placeholder="`…`")
@@ -333,7 +343,7 @@ def _closing_ask(text: str, lines: bool) -> tuple[str, str] | None:
     if len(pieces) < 2:
         return None
     last = pieces[-1]
-    if ask_length(last) <= _MAX_CLOSING_ASK_CHARS and (_is_question(last) or _is_instruction(last)):
+    if ask_length(last) <= _MAX_CLOSING_ASK_CHARS and _closes(last):
         return text[: text.rfind(last)], last
     return None
 
@@ -356,11 +366,33 @@ def _lead(text: str) -> tuple[str, str] | None:
 
 
 def _is_instruction(text: str) -> bool:
+    """Opens with an instruction verb ("Summarize", "翻译", "请...", "把...列出来")."""
+    return bool(_INSTRUCTION_VERB.match(text)) or bool(_CHINESE_IMPERATIVE.search(text.strip()))
+
+
+def _is_request(text: str) -> bool:
+    """A question or an instruction: what the user asks of the model."""
+    return _is_question(text) or _is_instruction(text)
+
+
+def _leads(text: str) -> bool:
+    """Introduces the text after it: ends with a colon, or opens with an instruction,
+    or asks about "this", "the following", "以下"... A document's own first paragraph
+    rarely does any of these."""
     return (
-        bool(_INSTRUCTION_VERB.match(text))
-        or bool(_POINTS_AT_TEXT.search(text))
-        or bool(_CHINESE_IMPERATIVE.search(text.strip()))
+        text.rstrip().endswith((":", "："))
+        or _is_instruction(text)
+        or (
+            bool(_POINTS_AT_TEXT.search(text))
+            and (_is_question(text) or bool(_READING_VERB.match(text)))
+        )
     )
+
+
+def _closes(text: str) -> bool:
+    """Ends a block of material as what the user asks of it: a question, an
+    instruction, or a sentence about "this standup", "上面这段文字"..."""
+    return _is_request(text) or bool(_POINTS_AT_TEXT.search(text))
 
 
 def _is_question(text: str) -> bool:
@@ -393,10 +425,8 @@ def _paragraphs(text: str, max_ask_chars: int) -> tuple[str, str] | None:
     if len(paragraphs) < 2:
         return None
     first, last = paragraphs[0], paragraphs[-1]
-    leads = ask_length(first) <= max_ask_chars and (
-        first.rstrip().endswith((":", "：")) or _is_instruction(first)
-    )
-    closes = ask_length(last) <= max_ask_chars and _is_question(last)
+    leads = ask_length(first) <= max_ask_chars and _leads(first)
+    closes = ask_length(last) <= max_ask_chars and _closes(last)
     if leads and closes and len(paragraphs) >= 3:
         # "Use the passages below to answer. <passages> Who founded the company?"
         return first + "\n" + last, "\n\n".join(paragraphs[1:-1])
@@ -414,7 +444,7 @@ def _lines(text: str, max_ask_chars: int) -> tuple[str, str] | None:
     first, last = lines[0], lines[-1]
     if ask_length(first) <= max_ask_chars and first.rstrip().endswith((":", "：")):
         return first, "\n".join(lines[1:])
-    if ask_length(last) <= max_ask_chars and _is_question(last):
+    if ask_length(last) <= max_ask_chars and _is_request(last):
         return last, "\n".join(lines[:-1])
     return None
 
@@ -424,13 +454,9 @@ def _sentences(text: str, max_ask_chars: int) -> tuple[str, str] | None:
     if len(sentences) < 2:
         return None
     first, last = sentences[0], sentences[-1]
-    if ask_length(last) <= max_ask_chars and _is_question(last):
+    if ask_length(last) <= max_ask_chars and _is_request(last):
         return last, text[: text.rfind(last)]
-    if (
-        ask_length(first) <= max_ask_chars
-        and _is_instruction(first)
-        and _POINTS_AT_TEXT.search(first)
-    ):
+    if ask_length(first) <= max_ask_chars and _leads(first) and _POINTS_AT_TEXT.search(first):
         return first, text[len(first) :]
     return None
 
