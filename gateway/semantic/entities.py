@@ -246,6 +246,32 @@ def _units(q: TextSlots, c: TextSlots) -> Difference:
     return None
 
 
+_NEGATING_PREFIXES = ("un", "non-", "non")
+
+
+def _negated_word(q: TextSlots, c: TextSlots) -> Difference:
+    """A word in one text and the same word with a negating prefix in the other
+    ("unopened" / "opened", "unused" / "used", "non-refundable" / "refundable"), which
+    the antonym lists cannot all hold."""
+    q_only, c_only = set(q.tokens) - set(c.tokens), set(c.tokens) - set(q.tokens)
+    for word in sorted(q_only):
+        stem = _negated_stem(word)
+        if stem in c_only:
+            return word, stem
+    for word in sorted(c_only):
+        stem = _negated_stem(word)
+        if stem in q_only:
+            return stem, word
+    return None
+
+
+def _negated_stem(word: str) -> str | None:
+    for prefix in _NEGATING_PREFIXES:
+        if word.startswith(prefix) and len(word) - len(prefix) >= 3:
+            return word[len(prefix) :]
+    return None
+
+
 def _quoted(q: TextSlots, c: TextSlots) -> Difference:
     q_words, c_words = quoted_words(q.surface), quoted_words(c.surface)
     if q_words and c_words and q_words != c_words:
@@ -260,6 +286,7 @@ _RULES: tuple[tuple[str, Callable[[TextSlots, TextSlots], Difference]], ...] = (
     ("date", _dates),
     ("time_word", _time_words),
     ("negation", _negation),
+    ("negation", _negated_word),
     ("polarity", _polarity),
     ("named_entity", _named_entities),
     ("tier", _tiers),

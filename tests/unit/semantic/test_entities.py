@@ -55,6 +55,8 @@ NEAR_MISSES = [
     ("time_word", "What's the weather in Boston today?", "Weather in Boston tomorrow?"),
     ("time_word", "Any concerts in Austin this weekend?", "Any concerts in Austin next weekend?"),
     ("negation", "How do I make a cake with eggs?", "How do I make a cake without eggs?"),
+    ("negation", "Can I return an unopened item?", "Can I return an opened item?"),
+    ("negation", "Is a used ticket refundable?", "Is an unused ticket refundable?"),
     ("negation", "Which plants are safe for cats?", "Which plants are not safe for cats?"),
     ("negation", "Why does my car start in the cold?", "Why won't my car start in the cold?"),
     ("polarity", "How do I enable JavaScript in Safari?", "How do I disable JavaScript?"),
