@@ -316,8 +316,9 @@ def _labelled(text: str) -> tuple[str, list[str]] | None:
     matches = list(_LABEL_LINE.finditer(text))
     if not any(m.group("label").lower() not in _ASK_LABELS for m in matches):
         return None
-    asks = [text[: matches[0].start()]]
-    material = []
+    preamble = text[: matches[0].start()]
+    asks: list[str] = []
+    material: list[str] = []
     for index, match in enumerate(matches):
         end = matches[index + 1].start() if index + 1 < len(matches) else len(text)
         body = text[match.end() : end]
@@ -325,12 +326,19 @@ def _labelled(text: str) -> tuple[str, list[str]] | None:
             asks.append(body)
         else:
             material.append(body)
-    if len(asks) == 1 and material:
+    if not asks:
         # `Context: ...` then the question on a line of its own, unlabelled.
         closing = _closing_ask(material[-1], lines=True)
         if closing is not None:
             material[-1], question = closing
             asks.append(question)
+    if asks and preamble.strip() and not _is_question(preamble):
+        # The app's template before the sections ("You are a support assistant. Answer
+        # using only the context."): the same for every request it sends, so compared
+        # exactly; left in the ask it would make every two questions look alike.
+        material.insert(0, preamble)
+    else:
+        asks.insert(0, preamble)
     return " ".join(asks), material
 
 
