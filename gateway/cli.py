@@ -113,6 +113,8 @@ def _eval(args: argparse.Namespace) -> int:
         output=args.output,
         half=args.half,
         reviewer_weights=Path(args.reviewer_weights) if args.reviewer_weights else None,
+        ablation=args.ablation,
+        target_precision=args.target_precision,
     )
 
 
@@ -176,6 +178,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     evaluate.add_argument(
         "--reviewer-weights", help="pairs: local reviewer weights to use instead of the packaged"
+    )
+    evaluate.add_argument(
+        "--ablation",
+        action="store_true",
+        help="pairs: also judge each set with each check switched off in turn (pair protocol)",
+    )
+    evaluate.add_argument(
+        "--target-precision",
+        type=float,
+        help="pairs, probes: semantic_cache.target_precision to measure (default: the policy's)",
     )
     evaluate.add_argument(
         "--conversations", help="memory: LoCoMo conversations, e.g. 0-4 or 0,2 (default: all)"

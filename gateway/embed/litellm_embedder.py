@@ -88,8 +88,8 @@ class LiteLLMEmbedder:
             )
         return vectors
 
-    def calibrate(self, cosine: float) -> float:
-        return self._calibration(cosine)
+    def calibrate(self, cosine: float, language: str | None = None) -> float:
+        return self._calibration(cosine, language)
 
     @property
     def calibration(self) -> Calibration:

@@ -87,8 +87,8 @@ class UniversalSentenceEncoder:
             )
         return vectors
 
-    def calibrate(self, cosine: float) -> float:
-        return self._calibration(cosine)
+    def calibrate(self, cosine: float, language: str | None = None) -> float:
+        return self._calibration(cosine, language)
 
     @property
     def calibration(self) -> Calibration:

@@ -16,7 +16,9 @@ class Embedder(Protocol):
     `name` identifies the model (it becomes part of the vector index name, so vectors of
     two models are never compared). `calibrate` maps this model's raw cosine onto the
     gateway's shared similarity scale, so that policy thresholds mean the same thing
-    whatever embedder is configured.
+    whatever embedder is configured; `language` is the language of the ask (`en`, `zh`,
+    see `gateway.nlp.detect_language`), whose cosines a calibration may read on a curve
+    of their own. None: the curve fitted on all languages together.
     """
 
     name: str
@@ -24,6 +26,6 @@ class Embedder(Protocol):
 
     async def embed(self, texts: list[str]) -> Vectors: ...
 
-    def calibrate(self, cosine: float) -> float: ...
+    def calibrate(self, cosine: float, language: str | None = None) -> float: ...
 
     async def warm_up(self) -> None: ...

@@ -9,8 +9,10 @@ Two protocols (see shared/data/README.md):
   duplicate; every other hit is a false hit.
 
 The pipeline side runs the gateway's own decision code (`judge_candidate`: calibrated
-similarity, entity comparison, gray-band review) with the real embedder and the real
-embedded vector index. The baseline is a plain raw-cosine threshold on the same vectors.
+similarity for the ask's language, entity comparison, structure guard, review band) with
+the real embedder and the real embedded vector index. The baseline is a plain raw-cosine
+threshold on the same vectors. `ablation_variants` lists the rules of an ablation (each
+check switched off in turn), judged on the same vectors.
 """
 
 from __future__ import annotations
@@ -24,12 +26,14 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
 
 from gateway.cache.vector_index import EmbeddedVectorIndex, SemanticEntry
 from gateway.embed.protocol import Embedder
+from gateway.nlp import detect_language
 from gateway.pipeline.semantic import StructureGuard, judge_candidate
 from gateway.policy.models import SemanticCachePolicy
 from gateway.review.protocol import Reviewer
@@ -192,6 +196,53 @@ def best_baseline_recall_at(
     return best_recall, best_threshold
 
 
+Scale = Literal["language", "pooled", "raw"]
+
+
+@dataclass(frozen=True, slots=True)
+class Variant:
+    """One rule of an ablation: a policy and the similarity scale it reads.
+
+    `language`: the embedder's calibration for the ask's language (the gateway's own);
+    `pooled`: its curve fitted on all languages together; `raw`: raw cosine read as if it
+    were calibrated (no calibration at all)."""
+
+    label: str
+    policy: SemanticCachePolicy
+    scale: Scale = "language"
+
+
+# The ablation's review band starts here (calibrated), below the default accept level.
+ABLATION_BAND_FLOOR = 0.90
+
+
+def ablation_variants(policy: SemanticCachePolicy) -> list[Variant]:
+    """The full rule, then each check switched off in turn. The default policy has no
+    review band (switching review off is the full rule), so the last row adds one,
+    [0.90, accept), to show what the reviewer would add."""
+    band = min(ABLATION_BAND_FLOOR, policy.accept_threshold)
+
+    def changed(**update: Any) -> SemanticCachePolicy:
+        return policy.model_copy(update=update)
+
+    return [
+        Variant("full rule", policy),
+        Variant("- entity comparison", changed(entity_check=False)),
+        Variant("- structure guard", changed(structure_guard=False)),
+        Variant("- strict terms", changed(strict_band_terms=False)),
+        Variant("- calibration by language (one curve)", policy, "pooled"),
+        Variant("- calibration (raw cosine)", policy, "raw"),
+        Variant(f"+ review band [{band:.2f}, accept)", changed(review_min_similarity=band)),
+    ]
+
+
+def scaled(embedder: Embedder, cosine: float, language: str, scale: Scale = "language") -> float:
+    """The similarity `judge_candidate` is given for this raw cosine."""
+    if scale == "raw":
+        return max(0.0, float(cosine))
+    return embedder.calibrate(float(cosine), language if scale == "language" else None)
+
+
 async def evaluate_pair_protocol(
     pairs: Sequence[LabeledPair],
     embedder: Embedder,
@@ -199,52 +250,97 @@ async def evaluate_pair_protocol(
     reviewer: Reviewer | None,
     policy: SemanticCachePolicy,
     guard: StructureGuard | None = None,
+    variants: Sequence[Variant] | None = None,
 ) -> dict[str, object]:
+    """Pair protocol for the policy (and, with `variants`, for each of them too: an
+    ablation on the same vectors)."""
     firsts = await _embed_all(embedder, [p.first for p in pairs])
     seconds = await _embed_all(embedder, [p.second for p in pairs])
     cosines = np.einsum("ij,ij->i", firsts, seconds)
     labels = np.array([p.duplicate for p in pairs])
-    pipeline = Tally()
-    baselines = {t: Tally() for t in BASELINE_THRESHOLDS}
+    languages = [detect_language(p.second) for p in pairs]
     started = time.perf_counter()
+    pipeline = await _judge_pairs(
+        pairs, cosines, languages, embedder, comparator, reviewer, guard, Variant("", policy)
+    )
+    judged_ms = (time.perf_counter() - started) * 1000 / max(len(pairs), 1)
+    baselines = {t: Tally() for t in BASELINE_THRESHOLDS}
     for pair, cosine in zip(pairs, cosines, strict=True):
-        for tally in (pipeline, *baselines.values()):
-            tally.pairs += 1
-            tally.positives += pair.duplicate
-            tally.negatives += not pair.duplicate
+        for threshold, tally in baselines.items():
+            _count_pair(tally, pair, cosine >= threshold)
+    summary = pipeline.summary()
+    result: dict[str, object] = {
+        "protocol": "pair",
+        "pipeline": summary,
+        "baseline_cosine": {f"{t:.2f}": b.summary() for t, b in baselines.items()},
+        "best_baseline_at_pipeline_precision": _best_baseline(cosines, labels, summary),
+        "auc": round(_auc(cosines, labels), 4),
+        "judge_ms_per_pair": round(judged_ms, 3),
+    }
+    if variants:
+        rows = []
+        for variant in variants:
+            tally = await _judge_pairs(
+                pairs, cosines, languages, embedder, comparator, reviewer, guard, variant
+            )
+            row = tally.summary()
+            rows.append(
+                {
+                    "rule": variant.label,
+                    **row,
+                    "best_baseline": _best_baseline(cosines, labels, row),
+                }
+            )
+        result["ablation"] = rows
+    return result
+
+
+async def _judge_pairs(
+    pairs: Sequence[LabeledPair],
+    cosines: npt.NDArray[np.float32],
+    languages: Sequence[str],
+    embedder: Embedder,
+    comparator: EntityComparator,
+    reviewer: Reviewer | None,
+    guard: StructureGuard | None,
+    variant: Variant,
+) -> Tally:
+    tally = Tally()
+    for pair, cosine, language in zip(pairs, cosines, languages, strict=True):
         decision = await judge_candidate(
             pair.second,
             pair.first,
-            embedder.calibrate(float(cosine)),
-            policy,
+            scaled(embedder, float(cosine), language, variant.scale),
+            variant.policy,
             comparator,
             reviewer,
             guard,
         )
-        if decision.accepted:
-            pipeline.hits += 1
-            pipeline.correct_hits += pair.duplicate
-        elif decision.reason is not None:
-            pipeline.rejections[decision.reason.value] += 1
-        for threshold, tally in baselines.items():
-            if cosine >= threshold:
-                tally.hits += 1
-                tally.correct_hits += pair.duplicate
-    judged_ms = (time.perf_counter() - started) * 1000 / max(len(pairs), 1)
-    summary = pipeline.summary()
-    target = float(summary["precision"])  # type: ignore[arg-type]
+        _count_pair(tally, pair, decision.accepted)
+        if not decision.accepted and decision.reason is not None:
+            tally.rejections[decision.reason.value] += 1
+    return tally
+
+
+def _count_pair(tally: Tally, pair: LabeledPair, served: bool) -> None:
+    tally.pairs += 1
+    tally.positives += pair.duplicate
+    tally.negatives += not pair.duplicate
+    if served:
+        tally.hits += 1
+        tally.correct_hits += pair.duplicate
+
+
+def _best_baseline(
+    cosines: npt.NDArray[np.float32], labels: npt.NDArray[np.bool_], summary: dict[str, Any]
+) -> dict[str, float | None]:
+    """The best plain cosine threshold at the rule's own precision (the curve to beat)."""
+    target = float(summary["precision"])
     best_recall, best_threshold = best_baseline_recall_at(cosines, labels, target)
     return {
-        "protocol": "pair",
-        "pipeline": summary,
-        "baseline_cosine": {f"{t:.2f}": b.summary() for t, b in baselines.items()},
-        "best_baseline_at_pipeline_precision": {
-            "precision_target": target,
-            "recall": round(best_recall, 4),
-            "raw_cosine_threshold": None if best_threshold is None else round(best_threshold, 4),
-        },
-        "auc": round(_auc(cosines, labels), 4),
-        "judge_ms_per_pair": round(judged_ms, 3),
+        "precision_target": target,
+        "recall": round(best_recall, 4),
+        "raw_cosine_threshold": None if best_threshold is None else round(best_threshold, 4),
     }
 
 
@@ -283,6 +379,7 @@ async def evaluate_pool_protocol(
                 tally.positives += pair.duplicate
                 tally.negatives += not pair.duplicate
             candidates = await index.search("pool", vector, policy.top_k)
+            language = detect_language(pair.second)
             partner = str(first_ids[pair.first])
             served: SemanticEntry | None = None
             top_reason = "no_candidate"  # why the best candidate was not served
@@ -290,7 +387,7 @@ async def evaluate_pool_protocol(
                 decision = await judge_candidate(
                     pair.second,
                     entry.query_text,
-                    embedder.calibrate(cosine),
+                    embedder.calibrate(cosine, language),
                     policy,
                     comparator,
                     reviewer,

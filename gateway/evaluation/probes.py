@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from gateway.embed.protocol import Embedder
+from gateway.nlp import detect_language
 from gateway.pipeline.semantic import StructureGuard, judge_candidate
 from gateway.policy.models import SemanticCachePolicy
 from gateway.review.protocol import Reviewer
@@ -70,7 +71,7 @@ async def evaluate_probes(
         decision = await judge_candidate(
             probe.query,
             probe.candidate,
-            embedder.calibrate(float(cosine)),
+            embedder.calibrate(float(cosine), detect_language(probe.query)),
             policy,
             comparator,
             reviewer,

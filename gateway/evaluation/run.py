@@ -1,6 +1,6 @@
 """`gateway eval`: run the decision pipeline over labeled data and print the results.
 
-gateway eval pairs --data ../shared/data [--sets qqp,lcqmc,...] [--limit N]
+gateway eval pairs --data ../shared/data [--sets qqp,lcqmc,...] [--limit N] [--ablation]
 gateway eval classifier --data ../shared/data
 gateway eval probes
 """
@@ -15,10 +15,17 @@ from typing import Any
 
 from gateway.components import load_guard, load_local_embedder, load_text_components
 from gateway.evaluation.followup_reuse import evaluate_followup_reuse
-from gateway.evaluation.pairs import evaluate_pair_protocol, evaluate_pool_protocol, load_pairs
+from gateway.evaluation.pairs import (
+    ablation_variants,
+    evaluate_pair_protocol,
+    evaluate_pool_protocol,
+    load_pairs,
+)
 from gateway.evaluation.probes import evaluate_probes
+from gateway.nlp import TextAnalyzer
 from gateway.policy.models import SemanticCachePolicy
 from gateway.review.local import LocalPairReviewer
+from gateway.semantic.entities import EntityComparator
 
 DEFAULT_SETS = ("qqp", "lcqmc", "paws_en", "pawsx_zh")
 
@@ -60,6 +67,25 @@ def _print_pair_result(name: str, result: dict[str, Any]) -> None:
             f"recall {best['recall']:.3f} (raw cosine {best['raw_cosine_threshold']}); "
             f"AUC {result['auc']}"
         )
+    if result.get("ablation"):
+        _print_ablation(name, result["ablation"])
+
+
+def _print_ablation(name: str, rows: Sequence[dict[str, Any]]) -> None:
+    print(f"\n#### {name}: ablation (pair protocol)")
+    print(
+        "| rule | hits | precision | recall | false hits per negative (95% CI) "
+        "| best plain cosine recall at that precision |"
+    )
+    print("|---|---:|---:|---:|---|---:|")
+    for row in rows:
+        low, high = row["false_hit_rate_ci95"]
+        best = row["best_baseline"]
+        print(
+            f"| {row['rule']} | {row['hits']} | {row['precision']:.3f} | {row['recall']:.3f} "
+            f"| {row['false_hit_rate']:.3f} [{low:.3f}, {high:.3f}] "
+            f"| {best['recall']:.3f} |"
+        )
 
 
 async def eval_pairs(
@@ -69,28 +95,51 @@ async def eval_pairs(
     protocols: Sequence[str],
     half: str | None = None,
     reviewer_weights: Path | None = None,
+    ablation: bool = False,
+    target_precision: float | None = None,
 ) -> dict[str, Any]:
-    _, comparator = await load_text_components()
+    comparator = await _eval_comparator()
     embedder = await load_local_embedder()
     reviewer = LocalPairReviewer.load(reviewer_weights)
     # Other weights serve as the structure guard too, as the packaged ones do.
     guard = reviewer if reviewer_weights is not None else load_guard()
-    policy = SemanticCachePolicy()
+    policy = _policy(target_precision)
+    variants = ablation_variants(policy) if ablation else None
     results: dict[str, Any] = {
         "embedder": embedder.name,
         "reviewer": str(reviewer_weights) if reviewer_weights else reviewer.name,
         "half": half,
+        "target_precision": policy.target_precision,
     }
     if half or reviewer_weights:
         print(f"half: {half or 'all'}; reviewer weights: {results['reviewer']}")
     for name in sets:
         pairs = load_pairs(data_dir, name, limit, half)
         for protocol in protocols:
-            evaluate = evaluate_pair_protocol if protocol == "pair" else evaluate_pool_protocol
-            result = await evaluate(pairs, embedder, comparator, reviewer, policy, guard)
+            if protocol == "pair":
+                result = await evaluate_pair_protocol(
+                    pairs, embedder, comparator, reviewer, policy, guard, variants
+                )
+            else:
+                result = await evaluate_pool_protocol(
+                    pairs, embedder, comparator, reviewer, policy, guard
+                )
             results[f"{name}/{protocol}"] = result
             _print_pair_result(name, result)
     return results
+
+
+async def _eval_comparator() -> EntityComparator:
+    """The entity comparator with a memo large enough for a whole pair set: an ablation
+    compares every pair once per rule, and the slots of a text are read once."""
+    analyzer = await asyncio.to_thread(TextAnalyzer.load)
+    return EntityComparator(analyzer, memo_size=1 << 17)
+
+
+def _policy(target_precision: float | None) -> SemanticCachePolicy:
+    if target_precision is None:
+        return SemanticCachePolicy()
+    return SemanticCachePolicy(target_precision=target_precision)
 
 
 async def eval_classifier(data_dir: Path) -> dict[str, Any]:
@@ -114,11 +163,11 @@ async def eval_classifier(data_dir: Path) -> dict[str, Any]:
     return results
 
 
-async def eval_probes() -> dict[str, Any]:
+async def eval_probes(target_precision: float | None = None) -> dict[str, Any]:
     _, comparator = await load_text_components()
     embedder = await load_local_embedder()
     result = await evaluate_probes(
-        embedder, comparator, LocalPairReviewer.load(), SemanticCachePolicy(), load_guard()
+        embedder, comparator, LocalPairReviewer.load(), _policy(target_precision), load_guard()
     )
     print(json.dumps(result, indent=2, ensure_ascii=False))
     return result
@@ -133,18 +182,24 @@ def run_eval(
     output: str | None,
     half: str | None = None,
     reviewer_weights: Path | None = None,
+    ablation: bool = False,
+    target_precision: float | None = None,
 ) -> int:
     if command in ("pairs", "classifier") and (data_dir is None or not data_dir.is_dir()):
         print(f"gateway eval {command}: --data must name the shared data folder")
         return 2
     if command == "pairs":
         assert data_dir is not None
-        results = asyncio.run(eval_pairs(data_dir, sets, limit, protocols, half, reviewer_weights))
+        results = asyncio.run(
+            eval_pairs(
+                data_dir, sets, limit, protocols, half, reviewer_weights, ablation, target_precision
+            )
+        )
     elif command == "classifier":
         assert data_dir is not None
         results = asyncio.run(eval_classifier(data_dir))
     else:
-        results = asyncio.run(eval_probes())
+        results = asyncio.run(eval_probes(target_precision))
     if output:
         Path(output).write_text(json.dumps(results, indent=2, default=str, ensure_ascii=False))
     return 0

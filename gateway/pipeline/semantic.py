@@ -6,10 +6,13 @@ compatibility fingerprint (which holds the material and the attachments' digests
 those must match exactly), and walk them best first:
 
 - calibrated similarity below `review_min_similarity`  -> stop: `below_threshold`
-- entities disagree (numbers, IDs, dates, negation, names, tiers...) -> `entity_mismatch`
-  (checked on EVERY candidate: many near misses score above the review band)
-- similarity >= `accept_threshold`                      -> hit
-- in the review band                                    -> the reviewer decides, within
+  (the calibrated scale is the precision of serving from there, per language of the ask)
+- entities disagree (numbers, IDs, dates, negation, names, tiers...), or a content word
+  was added or swapped (`strict_band_terms`) -> `entity_mismatch` (checked on EVERY
+  candidate: most near misses score above any threshold)
+- similarity >= `accept_threshold` (= target_precision) -> hit, unless the structure
+  guard sees a word-order or role swap                  -> `review_rejected`
+- in a review band (none by default)                    -> the reviewer decides, within
   a timeout; no verdict in time or an error             -> `review_unavailable`
 
 The reason reported for a miss is the one of the best candidate that got furthest.
@@ -30,6 +33,7 @@ from gateway.cache.keys import compatibility_fingerprint
 from gateway.cache.protocols import CachedCompletion
 from gateway.cache.vector_index import SemanticEntry, VectorIndex
 from gateway.embed.protocol import Embedder
+from gateway.nlp import detect_language
 from gateway.pipeline.context import ChatContext
 from gateway.pipeline.reasons import Layer, Reason
 from gateway.policy.models import SemanticCachePolicy
@@ -84,6 +88,13 @@ async def judge_candidate(
         if not verdict.agree:
             kinds = tuple(m.kind for m in verdict.mismatches)
             return CandidateDecision(False, Reason.ENTITY_MISMATCH, mismatch_kinds=kinds)
+        # A content word added or swapped in an otherwise near-identical text
+        # ("X 的释是什么意思" / "X 是什么意思", "the best websites" / "the best latest
+        # websites", "return an unopened item" / "an opened item") is a different
+        # question more often than a paraphrase, at any similarity. The scale is fitted
+        # after this check, so the thresholds already count what it refuses.
+        if policy.strict_band_terms and comparator.content_changes(query, candidate):
+            return CandidateDecision(False, Reason.ENTITY_MISMATCH, mismatch_kinds=("term",))
     if similarity >= policy.accept_threshold:
         if (
             policy.structure_guard
@@ -92,13 +103,7 @@ async def judge_candidate(
         ):
             return CandidateDecision(False, Reason.REVIEW_REJECTED, review_verdict="rejected")
         return CandidateDecision(True, None)
-    # In the review band: a content word added or swapped in an otherwise near-identical
-    # text ("X 的释是什么意思" / "X 是什么意思", "the best websites" / "the best latest
-    # websites") is a different question more often than a paraphrase.
-    if policy.entity_check and policy.strict_band_terms:
-        changes = comparator.content_changes(query, candidate)
-        if changes:
-            return CandidateDecision(False, Reason.ENTITY_MISMATCH, mismatch_kinds=("term",))
+    # In the review band (empty unless review_min_similarity is set below the target).
     if reviewer is None or not policy.review.enabled:
         return CandidateDecision(False, Reason.REVIEW_UNAVAILABLE, review_verdict="unavailable")
     started = time.perf_counter()
@@ -232,8 +237,9 @@ class SemanticCacheStage:
         self, ctx: ChatContext, candidates: list[tuple[SemanticEntry, float]]
     ) -> SemanticHit | None:
         reason: Reason | None = None
+        language = detect_language(ctx.query_text or "")  # the ask's: its cosine scale
         for entry, cosine in candidates:
-            similarity = self._embedder.calibrate(cosine)
+            similarity = self._embedder.calibrate(cosine, language)
             decision = await judge_candidate(
                 ctx.query_text or "",
                 entry.query_text,

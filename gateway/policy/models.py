@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import re
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+# The default share of semantic hits that should be right (`target_precision`).
+DEFAULT_TARGET_PRECISION = 0.97
 
 NON_CACHEABLE_CLASSES = (
     "write_intent",
@@ -38,19 +41,29 @@ class ReviewPolicy(_Strict):
 
 class SemanticCachePolicy(_Strict):
     """L2 semantic cache. Similarities are on the gateway's calibrated scale (see
-    `gateway/embed/calibration.py`), so the same numbers fit every embedder."""
+    `gateway/embed/calibration.py`): the precision of serving every candidate at least
+    this close in the ask's language, so the same numbers fit every embedder."""
 
     enabled: bool = True
     ttl_seconds: int = Field(default=24 * 3600, ge=1)
-    accept_threshold: float = Field(default=0.92, gt=0, le=1)
-    review_min_similarity: float = Field(default=0.85, gt=0, le=1)
+    # The share of semantic hits that should be right: a candidate that passed the checks
+    # is served when its calibrated similarity reaches it (raw cosine per embedder and
+    # language: README, "The similarity scale").
+    target_precision: float = Field(default=DEFAULT_TARGET_PRECISION, gt=0.5, le=1)
+    # Both follow when not set: accept_threshold = target_precision (set one or the
+    # other), review_min_similarity = accept_threshold, i.e. no review band (the local
+    # reviewer's verdicts below the target are less precise than the target). A lower
+    # review_min_similarity sends [it, accept_threshold) to the reviewer.
+    accept_threshold: float = Field(default=DEFAULT_TARGET_PRECISION, gt=0, le=1)
+    review_min_similarity: float = Field(default=DEFAULT_TARGET_PRECISION, gt=0, le=1)
     top_k: int = Field(default=5, ge=1, le=50)
     entity_check: bool = True
     # Also vet candidates ABOVE the review band with the local pair model (~0.1 ms):
     # word-order and role swaps score as near-identical for every embedder.
     structure_guard: bool = True
-    # In the review band, refuse any added or substituted content word, not only the
-    # decisive ones the entity check always refuses.
+    # Refuse any added or substituted content word, not only the decisive ones the
+    # entity check always refuses: on every candidate (the name is from when it applied
+    # in the review band only). The calibration is fitted with it on.
     strict_band_terms: bool = True
     review: ReviewPolicy = Field(default_factory=ReviewPolicy)
     embed_timeout_seconds: float = Field(default=1.0, gt=0, le=30)
@@ -62,11 +75,44 @@ class SemanticCachePolicy(_Strict):
     # cosine of 0.84 (p99 0.93), with 600 0.93 (README, "Material and ask").
     max_query_chars: int = Field(default=300, ge=1, le=100_000)
 
+    @model_validator(mode="before")
+    @classmethod
+    def _derive_thresholds(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        target, accept = data.get("target_precision"), data.get("accept_threshold")
+        if target is not None and accept is not None and _level(target) != _level(accept):
+            raise ValueError(
+                "set target_precision or accept_threshold, not both "
+                "(accept_threshold = target_precision when it is not set)"
+            )
+        derived = dict(data)
+        target = _level(derived.get("target_precision", DEFAULT_TARGET_PRECISION))
+        if derived.get("accept_threshold") is None and target is not None:
+            derived["accept_threshold"] = target
+        accept = _level(derived.get("accept_threshold", DEFAULT_TARGET_PRECISION))
+        if derived.get("review_min_similarity") is None and accept is not None:
+            derived["review_min_similarity"] = accept
+        return derived
+
     @model_validator(mode="after")
     def _band_is_ordered(self) -> SemanticCachePolicy:
         if self.review_min_similarity > self.accept_threshold:
-            raise ValueError("review_min_similarity must not exceed accept_threshold")
+            raise ValueError(
+                "review_min_similarity must not exceed accept_threshold "
+                "(= target_precision unless set)"
+            )
         return self
+
+
+def _level(value: Any) -> float | None:
+    """`value` as pydantic will read it, when it is a level in (0, 1]; else None (a
+    derived threshold copies only good values: a bad one is reported once, as itself)."""
+    try:
+        level = float(value)
+    except (TypeError, ValueError):
+        return None
+    return level if 0 < level <= 1 else None
 
 
 class ClassifierPolicy(_Strict):

@@ -431,7 +431,13 @@ def _gateway_with_judge(
     gateway, _ = gateway_with_policies(
         start_gateway,
         tmp_path,
-        {"default.yaml": _policy(f"review: {{timeout_seconds: {REVIEW_TIMEOUT}}}")},
+        # A review band over the whole top of the scale: the pair below goes to the judge.
+        {
+            "default.yaml": _policy(
+                "accept_threshold: 0.9999, review_min_similarity: 0.9, "
+                f"review: {{timeout_seconds: {REVIEW_TIMEOUT}}}"
+            )
+        },
         model_list=[*models, judge_model],
         semantic={"embedder": "local", "reviewer": judge},
         router_settings={"num_retries": 0, "timeout_seconds": 10},
@@ -444,7 +450,7 @@ def test_reviewer_failure_or_hang_is_a_miss_within_the_bound(
     start_gateway: GatewayFactory, upstream: FakeUpstream, tmp_path: Path, judge: str
 ) -> None:
     gateway = _gateway_with_judge(start_gateway, upstream, tmp_path, judge)
-    # This pair lands in the review band and its entities agree (test_semantic_cache.py).
+    # This pair lands in that review band and its entities agree (test_semantic_cache.py).
     stored, asked = "中国的首都是哪个城市？", "中国的首都是哪个城市"
     _, first = _timed_ask(gateway, stored)
     assert first.headers["x-gateway-cache"] == "miss"

@@ -130,14 +130,23 @@ def test_chinese_paraphrase_and_time_word(gateway: RunningGateway) -> None:
 def test_gray_band_goes_to_a_litellm_reviewer(
     start_gateway: GatewayFactory, tmp_path: Path
 ) -> None:
-    # This pair lands in the review band (calibrated ~0.89) and its entities agree.
+    # The default policy has no review band (it serves at the target precision); this
+    # one sends [0.9, 0.9999) to the reviewer, where this pair lands (calibrated ~0.98)
+    # with agreeing entities.
     stored, asked = "中国的首都是哪个城市？", "中国的首都是哪个城市"
+    policies = tmp_path / "policies-band"
+    policies.mkdir()
+    (policies / "default.yaml").write_text(
+        "semantic_cache:\n  accept_threshold: 0.9999\n  review_min_similarity: 0.9\n"
+    )
     for judge, layer, reason in (
         ("fake-judge-yes", "semantic", None),
         ("fake-judge-no", "miss", "review_rejected"),
     ):
         gateway = start_gateway(
-            data_dir=tmp_path / judge, semantic={"embedder": "local", "reviewer": judge}
+            data_dir=tmp_path / judge,
+            policies_dir=str(policies),
+            semantic={"embedder": "local", "reviewer": judge},
         )
         _ask(gateway, stored)
         headers, _ = _ask(gateway, asked)

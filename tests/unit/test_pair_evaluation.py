@@ -1,4 +1,5 @@
-"""`gateway eval pairs`: the pair and pool protocols count hits the way the docs say."""
+"""`gateway eval pairs`: the pair and pool protocols count hits the way the docs say, and
+the ablation switches each check off in turn."""
 
 from __future__ import annotations
 
@@ -10,14 +11,17 @@ import pytest
 from gateway.embed.protocol import Vectors
 from gateway.evaluation.pairs import (
     LabeledPair,
+    ablation_variants,
     evaluate_pair_protocol,
     evaluate_pool_protocol,
     in_half,
     load_pairs,
     same_text,
+    scaled,
 )
 from gateway.nlp import TextAnalyzer
 from gateway.policy.models import SemanticCachePolicy
+from gateway.review.protocol import ReviewVerdict
 from gateway.semantic.entities import EntityComparator
 
 # Texts that mean the same share a topic vector; the calibration is the identity, so
@@ -26,6 +30,7 @@ TOPICS = {
     "capital": ["what is the capital of france?", "which city is the capital of france?"],
     "python": ["how do i learn python?", "how can i learn python?"],
     "tea": ["how do i brew green tea?", "how should green tea be brewed?"],
+    "ticket": ["how much is a ticket to paris?", "how much is a ticket to rome?"],
 }
 
 
@@ -41,7 +46,7 @@ class TopicEmbedder:
                     rows[i, j] = 1.0
         return rows
 
-    def calibrate(self, cosine: float) -> float:
+    def calibrate(self, cosine: float, language: str | None = None) -> float:
         return cosine
 
     async def warm_up(self) -> None:
@@ -106,3 +111,68 @@ def test_halves_split_a_set_by_first_sentence(tmp_path: Path) -> None:
     # Pairs that share a first sentence land in the same half.
     assert not {p.first for p in first} & {p.first for p in second}
     assert all(in_half(p.first, "a") for p in first)
+
+
+class EnglishDiscountEmbedder(TopicEmbedder):
+    """English cosines read 10 % lower on the calibrated scale than Chinese ones."""
+
+    def calibrate(self, cosine: float, language: str | None = None) -> float:
+        return cosine * 0.9 if language == "en" else cosine
+
+
+class RejectWordOrderGuard:
+    """A structure guard that refuses any pair mentioning "brewed"."""
+
+    def decide(self, query: str, candidate: str, similarity: float) -> ReviewVerdict:
+        same = "brewed" not in query + candidate
+        return ReviewVerdict(same_meaning=same, score=float(same), reviewer="stub")
+
+
+async def test_ablation_switches_each_check_off_in_turn(comparator: EntityComparator) -> None:
+    pairs = [
+        LabeledPair(*TOPICS["capital"], duplicate=True),
+        LabeledPair(*TOPICS["tea"], duplicate=True),  # the guard refuses it
+        LabeledPair(*TOPICS["ticket"], duplicate=False),  # the entities differ
+    ]
+    policy = SemanticCachePolicy()
+    result = await evaluate_pair_protocol(
+        pairs,
+        TopicEmbedder(),
+        comparator,
+        None,
+        policy,
+        RejectWordOrderGuard(),
+        ablation_variants(policy),
+    )
+    rows = {row["rule"]: row for row in result["ablation"]}  # type: ignore[attr-defined]
+    assert next(iter(rows)) == "full rule"
+    assert (rows["full rule"]["hits"], rows["full rule"]["false_hits"]) == (1, 0)
+    no_entities = rows["- entity comparison"]
+    assert (no_entities["hits"], no_entities["false_hits"]) == (2, 1)
+    assert rows["- structure guard"]["hits"] == 2
+    assert rows["- structure guard"]["false_hits"] == 0
+    assert "- strict terms" in rows
+    band = [label for label in rows if label.startswith("+ review band")]
+    assert len(band) == 1
+    for row in rows.values():
+        assert set(row["best_baseline"]) == {"precision_target", "recall", "raw_cosine_threshold"}
+
+
+async def test_ablation_reads_the_scale_of_the_asks_language(comparator: EntityComparator) -> None:
+    pairs = [LabeledPair(*TOPICS["capital"], duplicate=True)]
+    policy = SemanticCachePolicy()
+    result = await evaluate_pair_protocol(
+        pairs, EnglishDiscountEmbedder(), comparator, None, policy, None, ablation_variants(policy)
+    )
+    rows = {row["rule"]: row for row in result["ablation"]}  # type: ignore[attr-defined]
+    # English reads 0.9 on its own curve, below the 0.97 target; 1.0 pooled or raw.
+    assert rows["full rule"]["hits"] == 0
+    assert rows["- calibration by language (one curve)"]["hits"] == 1
+    assert rows["- calibration (raw cosine)"]["hits"] == 1
+
+
+def test_scaled_similarity() -> None:
+    embedder = EnglishDiscountEmbedder()
+    assert scaled(embedder, 0.5, "en") == pytest.approx(0.45)
+    assert scaled(embedder, 0.5, "en", "pooled") == pytest.approx(0.5)
+    assert scaled(embedder, -0.2, "zh", "raw") == 0.0

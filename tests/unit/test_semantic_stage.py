@@ -21,6 +21,11 @@ from gateway.policy.models import Policy
 from gateway.review.protocol import ReviewVerdict
 from gateway.semantic.entities import EntityVerdict, Mismatch
 
+# The default policy serves at its target precision and has no review band; these tests
+# exercise the band, so they open one (the scripted embedder's scale is the identity).
+BAND = {"accept_threshold": 0.92, "review_min_similarity": 0.85}
+BAND_POLICY = Policy.model_validate({"semantic_cache": BAND})
+
 
 class ScriptedEmbedder:
     """Vectors chosen so that cos(query, stored) is whatever the test sets."""
@@ -44,7 +49,7 @@ class ScriptedEmbedder:
                 vectors.append([c, float(np.sqrt(max(0.0, 1 - c * c)))])
         return np.array(vectors, dtype=np.float32)
 
-    def calibrate(self, cosine: float) -> float:
+    def calibrate(self, cosine: float, language: str | None = None) -> float:
         return cosine
 
     async def warm_up(self) -> None:
@@ -121,7 +126,7 @@ def _ctx(text: str, system: str = "Be brief.") -> ChatContext:
         "messages": [{"role": "system", "content": system}, {"role": "user", "content": text}],
     }
     return ChatContext(
-        request_id="r", principal=Principal("acme"), model="m", body=body, policy=Policy()
+        request_id="r", principal=Principal("acme"), model="m", body=body, policy=BAND_POLICY
     )
 
 
@@ -189,7 +194,9 @@ async def test_slow_reviewer_times_out_as_unavailable(
     await _stored(stage)
     embedder.cosine_to_stored, reviewer.delay_seconds = 0.88, 5.0
     ctx = _ctx("new question")
-    ctx.policy = Policy.model_validate({"semantic_cache": {"review": {"timeout_seconds": 0.05}}})
+    ctx.policy = Policy.model_validate(
+        {"semantic_cache": {**BAND, "review": {"timeout_seconds": 0.05}}}
+    )
     assert await stage.lookup(ctx) is None
     assert ctx.reason is Reason.REVIEW_UNAVAILABLE and ctx.review_verdict == "unavailable"
 
@@ -235,7 +242,12 @@ async def test_review_band_with_the_real_local_reviewer(
     from gateway.review.local import LocalPairReviewer
 
     decision = await judge_candidate(
-        query, candidate, 0.88, Policy().semantic_cache, StubComparator(), LocalPairReviewer.load()
+        query,
+        candidate,
+        0.88,
+        BAND_POLICY.semantic_cache,
+        StubComparator(),
+        LocalPairReviewer.load(),
     )
     assert decision.accepted is accepted
     assert decision.review_verdict == ("accepted" if accepted else "rejected")
@@ -246,7 +258,7 @@ async def test_structure_guard_vets_candidates_above_the_band() -> None:
     from gateway.review.local import LocalPairReviewer
 
     guard = LocalPairReviewer.load()
-    policy = Policy().semantic_cache
+    policy = BAND_POLICY.semantic_cache
     swapped = await judge_candidate(
         "Why did YouTube acquire Google?",
         "Why did Google acquire YouTube?",
@@ -278,6 +290,8 @@ async def test_the_reviewer_sees_the_stored_answer_when_the_policy_shows_it(
     await _stored(stage)
     embedder.cosine_to_stored = 0.88
     ctx = _ctx("new question")
-    ctx.policy = Policy.model_validate({"semantic_cache": {"review": {"show_stored_answer": show}}})
+    ctx.policy = Policy.model_validate(
+        {"semantic_cache": {**BAND, "review": {"show_stored_answer": show}}}
+    )
     await stage.lookup(ctx)
     assert reviewer.answers_seen == ["Paris" if show else None]
