@@ -46,6 +46,7 @@ def test_models_lists_the_model_list(gateway: RunningGateway) -> None:
     assert ids == [
         "fake-embedder",
         "fake-judge-no",
+        "fake-judge-reads-answer",
         "fake-judge-yes",
         "fake-model",
         "unreachable-model",
