@@ -38,6 +38,7 @@ from gateway.pipeline.semantic import StructureGuard, judge_candidate
 from gateway.policy.models import SemanticCachePolicy
 from gateway.review.protocol import Reviewer
 from gateway.semantic.entities import EntityComparator
+from gateway.turn import ask_length, split_turn
 
 
 @dataclass(frozen=True, slots=True)
@@ -243,6 +244,23 @@ def scaled(embedder: Embedder, cosine: float, language: str, scale: Scale = "lan
     return embedder.calibrate(float(cosine), language if scale == "language" else None)
 
 
+@dataclass(frozen=True, slots=True)
+class SplitText:
+    """A pair set's text as the semantic stage sees it (`gateway/turn/`): the ask, what
+    must match exactly (the material), and whether it is compared by meaning at all."""
+
+    ask: str
+    material: tuple[str, ...]
+    comparable: bool
+
+
+def split_for_cache(text: str, max_query_chars: int) -> SplitText:
+    split = split_turn(text, max_query_chars)
+    return SplitText(
+        split.ask, split.material, bool(split.ask) and ask_length(split.ask) <= max_query_chars
+    )
+
+
 async def evaluate_pair_protocol(
     pairs: Sequence[LabeledPair],
     embedder: Embedder,
@@ -253,7 +271,19 @@ async def evaluate_pair_protocol(
     variants: Sequence[Variant] | None = None,
 ) -> dict[str, object]:
     """Pair protocol for the policy (and, with `variants`, for each of them too: an
-    ablation on the same vectors)."""
+    ablation on the same vectors). Each text is split as the gateway splits a turn: the
+    asks are embedded and judged, and a pair whose material differs (or whose ask is
+    too long) is never a candidate."""
+    split_first = [split_for_cache(p.first, policy.max_query_chars) for p in pairs]
+    split_second = [split_for_cache(p.second, policy.max_query_chars) for p in pairs]
+    candidates = [
+        a.comparable and b.comparable and a.material == b.material
+        for a, b in zip(split_first, split_second, strict=True)
+    ]
+    pairs = [
+        LabeledPair(a.ask or p.first, b.ask or p.second, p.duplicate)
+        for p, a, b in zip(pairs, split_first, split_second, strict=True)
+    ]
     firsts = await _embed_all(embedder, [p.first for p in pairs])
     seconds = await _embed_all(embedder, [p.second for p in pairs])
     cosines = np.einsum("ij,ij->i", firsts, seconds)
@@ -261,7 +291,15 @@ async def evaluate_pair_protocol(
     languages = [detect_language(p.second) for p in pairs]
     started = time.perf_counter()
     pipeline = await _judge_pairs(
-        pairs, cosines, languages, embedder, comparator, reviewer, guard, Variant("", policy)
+        pairs,
+        candidates,
+        cosines,
+        languages,
+        embedder,
+        comparator,
+        reviewer,
+        guard,
+        Variant("", policy),
     )
     judged_ms = (time.perf_counter() - started) * 1000 / max(len(pairs), 1)
     baselines = {t: Tally() for t in BASELINE_THRESHOLDS}
@@ -281,7 +319,15 @@ async def evaluate_pair_protocol(
         rows = []
         for variant in variants:
             tally = await _judge_pairs(
-                pairs, cosines, languages, embedder, comparator, reviewer, guard, variant
+                pairs,
+                candidates,
+                cosines,
+                languages,
+                embedder,
+                comparator,
+                reviewer,
+                guard,
+                variant,
             )
             row = tally.summary()
             rows.append(
@@ -297,6 +343,7 @@ async def evaluate_pair_protocol(
 
 async def _judge_pairs(
     pairs: Sequence[LabeledPair],
+    candidates: Sequence[bool],
     cosines: npt.NDArray[np.float32],
     languages: Sequence[str],
     embedder: Embedder,
@@ -306,7 +353,13 @@ async def _judge_pairs(
     variant: Variant,
 ) -> Tally:
     tally = Tally()
-    for pair, cosine, language in zip(pairs, cosines, languages, strict=True):
+    for pair, candidate, cosine, language in zip(
+        pairs, candidates, cosines, languages, strict=True
+    ):
+        if not candidate:  # other material, or an ask too long to compare by meaning
+            _count_pair(tally, pair, False)
+            tally.rejections["no_candidate"] += 1
+            continue
         decision = await judge_candidate(
             pair.second,
             pair.first,
@@ -354,38 +407,50 @@ async def evaluate_pool_protocol(
 ) -> dict[str, object]:
     firsts = sorted({p.first for p in pairs})
     first_ids = {text: index for index, text in enumerate(firsts)}
-    first_vectors = await _embed_all(embedder, firsts)
-    second_vectors = await _embed_all(embedder, [p.second for p in pairs])
+    split_firsts = [split_for_cache(text, policy.max_query_chars) for text in firsts]
+    split_seconds = [split_for_cache(p.second, policy.max_query_chars) for p in pairs]
+    first_vectors = await _embed_all(
+        embedder, [s.ask or t for s, t in zip(split_firsts, firsts, strict=True)]
+    )
+    second_vectors = await _embed_all(
+        embedder, [s.ask or p.second for s, p in zip(split_seconds, pairs, strict=True)]
+    )
     pipeline = Tally(per_negative=False)
     baselines = {t: Tally(per_negative=False) for t in BASELINE_THRESHOLDS}
     with tempfile.TemporaryDirectory() as workdir:
         index = await EmbeddedVectorIndex.open(Path(workdir), "evaluation")
         now = time.time()
-        for text, vector in zip(firsts, first_vectors, strict=True):
+        for text, split, vector in zip(firsts, split_firsts, first_vectors, strict=True):
+            if not split.comparable:
+                continue  # the gateway would not store it in the semantic index
             entry = SemanticEntry(
                 entry_id=str(first_ids[text]),
                 tenant="eval",
                 model="eval",
-                fingerprint="pool",
-                query_text=text,
+                fingerprint=_pool_fingerprint(split),
+                query_text=split.ask,
                 completion={},
                 created_at=now,
                 expires_at=now + 86400,
             )
             await index.add(entry, vector)
-        for pair, vector in zip(pairs, second_vectors, strict=True):
+        for pair, split, vector in zip(pairs, split_seconds, second_vectors, strict=True):
             for tally in (pipeline, *baselines.values()):
                 tally.pairs += 1
                 tally.positives += pair.duplicate
                 tally.negatives += not pair.duplicate
-            candidates = await index.search("pool", vector, policy.top_k)
+            candidates = (
+                await index.search(_pool_fingerprint(split), vector, policy.top_k)
+                if split.comparable
+                else []
+            )
             language = detect_language(pair.second)
             partner = str(first_ids[pair.first])
             served: SemanticEntry | None = None
             top_reason = "no_candidate"  # why the best candidate was not served
             for rank, (entry, cosine) in enumerate(candidates):
                 decision = await judge_candidate(
-                    pair.second,
+                    split.ask,
                     entry.query_text,
                     embedder.calibrate(cosine, language),
                     policy,
@@ -417,6 +482,10 @@ async def evaluate_pool_protocol(
         "pipeline": pipeline.summary(),
         "baseline_cosine": {f"{t:.2f}": b.summary() for t, b in baselines.items()},
     }
+
+
+def _pool_fingerprint(split: SplitText) -> str:
+    return "pool:" + "\x00".join(split.material)
 
 
 def _count_pool_hit(tally: Tally, served: SemanticEntry, partner: str, pair: LabeledPair) -> None:

@@ -22,8 +22,9 @@ from gateway.evaluation.pairs import (
     load_pairs,
 )
 from gateway.evaluation.probes import evaluate_probes
+from gateway.evaluation.structural import evaluate_structural_probes
 from gateway.nlp import TextAnalyzer
-from gateway.policy.models import SemanticCachePolicy
+from gateway.policy.models import Policy, SemanticCachePolicy
 from gateway.review.local import LocalPairReviewer
 from gateway.semantic.entities import EntityComparator
 
@@ -166,8 +167,12 @@ async def eval_classifier(data_dir: Path) -> dict[str, Any]:
 async def eval_probes(target_precision: float | None = None) -> dict[str, Any]:
     _, comparator = await load_text_components()
     embedder = await load_local_embedder()
-    result = await evaluate_probes(
-        embedder, comparator, LocalPairReviewer.load(), _policy(target_precision), load_guard()
+    semantic_policy = _policy(target_precision)
+    reviewer, guard = LocalPairReviewer.load(), load_guard()
+    result = await evaluate_probes(embedder, comparator, reviewer, semantic_policy, guard)
+    # Material, code, tables and attachments, through the real semantic stage.
+    result["structural"] = await evaluate_structural_probes(
+        embedder, comparator, reviewer, guard, Policy(semantic_cache=semantic_policy)
     )
     print(json.dumps(result, indent=2, ensure_ascii=False))
     return result

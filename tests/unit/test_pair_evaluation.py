@@ -79,6 +79,24 @@ async def test_pair_protocol_counts_hits_and_false_hits(comparator: EntityCompar
     assert pipeline["rejected_by"] == {"below_threshold": 1}
 
 
+async def test_pairs_are_split_like_turns_and_other_material_is_no_candidate(
+    comparator: EntityComparator,
+) -> None:
+    # The asks match (one topic); the material (a fenced block) does or does not.
+    notes = "what is the capital of france?\n```\nnotes: {city} is in the north\n```"
+    asked = "which city is the capital of france?\n```\nnotes: {city} is in the north\n```"
+    pairs = [
+        LabeledPair(notes.format(city="Paris"), asked.format(city="Lyon"), duplicate=False),
+        LabeledPair(notes.format(city="Paris"), asked.format(city="Paris"), duplicate=True),
+    ]
+    embedder = TopicEmbedder()
+    result = await evaluate_pair_protocol(pairs, embedder, comparator, None, SemanticCachePolicy())
+    pipeline = result["pipeline"]
+    assert isinstance(pipeline, dict)
+    assert (pipeline["hits"], pipeline["false_hits"]) == (1, 0)
+    assert pipeline["rejected_by"] == {"no_candidate": 1}
+
+
 async def test_pool_protocol_reports_hits_on_a_stored_copy_of_the_query(
     comparator: EntityComparator,
 ) -> None:
