@@ -472,6 +472,10 @@ def _sentences(text: str, max_ask_chars: int) -> tuple[str, str] | None:
 _LONG_TURN_RULES = (("paragraphs", _paragraphs), ("lines", _lines), ("sentences", _sentences))
 
 
+# A character every rule below needs before it can take material: line breaks, code and
+# quotation marks, tags, table bars, colons, braces and brackets.
+_MAY_CARRY_MATERIAL = re.compile(r"[\n`\"“”「」『』《》<>|:：\t{}\[\]]")
+
 # Longer turns are not split (the work stays bounded): they are one long ask, served
 # by the exact cache only.
 MAX_SPLIT_CHARS = 50_000
@@ -482,6 +486,14 @@ def split_turn(text: str, max_ask_chars: int) -> TurnSplit:
     text = text.replace("\r\n", "\n").replace("\r", "\n").strip()
     if len(text) > MAX_SPLIT_CHARS:
         return TurnSplit(ask=_clean_ask(text), material=(), rule="too_long_to_split")
+    if (
+        ask_length(text) <= max_ask_chars
+        and not _MAY_CARRY_MATERIAL.search(text)
+        and not _POINTS_AT_TEXT.search(text)
+    ):
+        # Most turns are one short question with nothing any rule below could take: the
+        # cache's hot path skips a dozen passes over them.
+        return TurnSplit(ask=_clean_ask(text), material=(), rule="plain")
     extractor = _take_marked(text)
     material = list(extractor.material())
     rest = extractor.text
