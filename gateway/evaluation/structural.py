@@ -29,7 +29,9 @@ from gateway.policy.models import Policy
 from gateway.review.protocol import Reviewer
 from gateway.semantic.entities import EntityComparator
 
-DEFAULT_STRUCTURAL_PROBES = Path("tests/probes/structural.jsonl")
+# Every `structural*.jsonl` there: `structural.jsonl` (written with the splitter) and
+# `structural_b.jsonl` (written apart from it, first measured as a held-out set).
+DEFAULT_STRUCTURAL_PROBES = Path("tests/probes")
 _SYSTEM = {"role": "system", "content": "You are a helpful assistant."}
 _ANSWER: dict[str, Any] = {
     "choices": [
@@ -49,8 +51,11 @@ class StructuralProbe:
 
 
 def load_structural_probes(path: Path = DEFAULT_STRUCTURAL_PROBES) -> list[StructuralProbe]:
+    """The probes of one file, or of every `structural*.jsonl` in a folder."""
+    files = sorted(path.glob("structural*.jsonl")) if path.is_dir() else [path]
+    lines = [line for file in files for line in file.read_text(encoding="utf-8").splitlines()]
     probes = []
-    for line in path.read_text(encoding="utf-8").splitlines():
+    for line in lines:
         if not line.strip():
             continue
         row = orjson.loads(line)
