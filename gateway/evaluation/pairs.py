@@ -18,6 +18,7 @@ check switched off in turn), judged on the same vectors.
 from __future__ import annotations
 
 import csv
+import functools
 import math
 import tempfile
 import time
@@ -289,18 +290,11 @@ async def evaluate_pair_protocol(
     cosines = np.einsum("ij,ij->i", firsts, seconds)
     labels = np.array([p.duplicate for p in pairs])
     languages = [detect_language(p.second) for p in pairs]
-    started = time.perf_counter()
-    pipeline = await _judge_pairs(
-        pairs,
-        candidates,
-        cosines,
-        languages,
-        embedder,
-        comparator,
-        reviewer,
-        guard,
-        Variant("", policy),
+    judge = functools.partial(
+        _judge_pairs, pairs, candidates, cosines, languages, embedder, comparator, reviewer, guard
     )
+    started = time.perf_counter()
+    pipeline = await judge(Variant("", policy))
     judged_ms = (time.perf_counter() - started) * 1000 / max(len(pairs), 1)
     baselines = {t: Tally() for t in BASELINE_THRESHOLDS}
     for pair, cosine in zip(pairs, cosines, strict=True):
@@ -318,17 +312,7 @@ async def evaluate_pair_protocol(
     if variants:
         rows = []
         for variant in variants:
-            tally = await _judge_pairs(
-                pairs,
-                candidates,
-                cosines,
-                languages,
-                embedder,
-                comparator,
-                reviewer,
-                guard,
-                variant,
-            )
+            tally = await judge(variant)
             row = tally.summary()
             rows.append(
                 {
