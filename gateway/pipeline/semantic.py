@@ -237,6 +237,7 @@ class SemanticCacheStage:
         self, ctx: ChatContext, candidates: list[tuple[SemanticEntry, float]]
     ) -> SemanticHit | None:
         reason: Reason | None = None
+        policy = ctx.policy.semantic_cache
         language = detect_language(ctx.query_text or "")  # the ask's: its cosine scale
         for entry, cosine in candidates:
             similarity = self._embedder.calibrate(cosine, language)
@@ -244,13 +245,14 @@ class SemanticCacheStage:
                 ctx.query_text or "",
                 entry.query_text,
                 similarity,
-                ctx.policy.semantic_cache,
+                policy,
                 self._comparator,
                 self._reviewer,
                 self._guard,
+                # Only a candidate in the review band is shown to a reviewer.
                 stored_answer=(
                     stored_answer_text(entry.completion)
-                    if ctx.policy.semantic_cache.review.show_stored_answer
+                    if policy.review.show_stored_answer and similarity < policy.accept_threshold
                     else None
                 ),
             )
