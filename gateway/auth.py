@@ -14,10 +14,16 @@ import hashlib
 from dataclasses import dataclass
 
 from gateway.errors import Unauthorized
-from gateway.settings import HASHED_KEY_PREFIX, AuthSettings
+from gateway.settings import ADMIN_TENANT, HASHED_KEY_PREFIX, OPEN_TENANT, AuthSettings
 
-OPEN_TENANT = "default"
-ADMIN_TENANT = "admin"
+__all__ = [
+    "ADMIN_TENANT",
+    "OPEN_TENANT",
+    "KeyRegistry",
+    "Principal",
+    "configured_digest",
+    "hashed_key",
+]
 
 
 @dataclass(frozen=True, slots=True)

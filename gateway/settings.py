@@ -110,11 +110,28 @@ def _check_key_entries(keys: list[str]) -> list[str]:
     return keys
 
 
+# Tenant names the gateway itself uses: admin-key traffic runs as tenant `admin`, an
+# open gateway (no tenants) as `default`. A configured tenant of the same name would
+# share their cache entries, memories, policy files and metrics; compared without case
+# so that `Admin` is no loophole for a human reading the metrics either.
+ADMIN_TENANT = "admin"
+OPEN_TENANT = "default"
+RESERVED_TENANT_NAMES = frozenset({ADMIN_TENANT, OPEN_TENANT})
+
+
+def _check_tenant_name(name: str) -> str:
+    if name.lower() in RESERVED_TENANT_NAMES:
+        reserved = ", ".join(sorted(RESERVED_TENANT_NAMES))
+        raise ValueError(f"tenant name '{name}' is reserved for the gateway ({reserved})")
+    return name
+
+
 class TenantSettings(_Strict):
     name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_.-]+$")
     api_keys: list[str] = Field(min_length=1)
 
     _api_keys_valid = field_validator("api_keys")(_check_key_entries)
+    _name_not_reserved = field_validator("name")(_check_tenant_name)
 
 
 class AuthSettings(_Strict):

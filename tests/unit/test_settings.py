@@ -49,6 +49,17 @@ def test_invalid_config_names_the_field(raw: dict[str, object], field: str) -> N
     assert str(caught.value).startswith("gateway.yaml")
 
 
+@pytest.mark.parametrize("name", ["admin", "Admin", "default"])
+def test_reserved_tenant_names_are_refused(name: str) -> None:
+    # Admin-key traffic runs as tenant `admin`: a tenant of that name would share its
+    # cache entries and memories.
+    raw = {"auth": {"tenants": [{"name": name, "api_keys": ["sk-tenant-123"]}]}}
+    with pytest.raises(ConfigError) as caught:
+        parse_config(raw, "gateway.yaml")
+    assert "auth.tenants.0.name" in str(caught.value)
+    assert "reserved" in str(caught.value)
+
+
 def test_duplicate_keys_are_rejected_without_echoing_them() -> None:
     raw = {
         "auth": {
