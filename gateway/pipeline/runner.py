@@ -24,7 +24,7 @@ from gateway.pipeline.exact import ExactCacheStage
 from gateway.pipeline.memory import MemoryStage
 from gateway.pipeline.reasons import Layer, Reason
 from gateway.pipeline.semantic import SemanticCacheStage
-from gateway.pipeline.single_flight import Flight, SingleFlight
+from gateway.pipeline.single_flight import Flight, Recheck, SingleFlight
 from gateway.providers.protocol import Provider
 
 
@@ -102,7 +102,9 @@ class ChatPipeline:
         if self._flights is not None and self._coalescible(ctx):
             with ctx.timed("single_flight"):
                 joined = await self._flights.join(
-                    self._exact.key_for(ctx), ctx.policy.single_flight.wait_seconds
+                    self._exact.key_for(ctx),
+                    ctx.policy.single_flight.wait_seconds,
+                    recheck=self._recheck_exact(ctx),
                 )
             if joined.shared is not None:
                 return self._serve_shared(ctx, joined.shared)
@@ -137,6 +139,18 @@ class ChatPipeline:
             and not ctx.cache_control.no_cache
             and not ctx.cache_control.no_store
         )
+
+    def _recheck_exact(self, ctx: ChatContext) -> Recheck | None:
+        """The exact read again, for a request about to lead its flight: an identical
+        request may have stored its answer since this one's first read."""
+        if not ctx.policy.exact_cache.enabled:
+            return None
+
+        async def recheck() -> dict[str, Any] | None:
+            cached = await self._exact.lookup(ctx)
+            return None if cached is None else cached.completion
+
+        return recheck
 
     def _serve_shared(self, ctx: ChatContext, completion: dict[str, Any]) -> CompletionOutcome:
         ctx.decide(Layer.EXACT)

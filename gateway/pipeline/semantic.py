@@ -224,8 +224,13 @@ class SemanticCacheStage:
             hit = await self._judge(ctx, candidates)
         if hit is None:
             return None
-        ctx.decide(Layer.SEMANTIC)
-        ctx.similarity = hit.similarity
+        if hit.entry.entry_id == ctx.exact_key:
+            # The entry of this very request (entries are stored under their exact
+            # key), stored after this request's exact read missed: an exact hit.
+            ctx.decide(Layer.EXACT)
+        else:
+            ctx.decide(Layer.SEMANTIC)
+            ctx.similarity = hit.similarity
         return CachedCompletion(
             completion=hit.entry.completion,
             tenant=hit.entry.tenant,

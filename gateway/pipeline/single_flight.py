@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,6 +29,8 @@ from gateway.telemetry.throttled_log import ThrottledLogger
 logger = logging.getLogger(__name__)
 
 Completion = dict[str, Any]
+# Reads the exact cache again for this request (None: nothing stored).
+Recheck = Callable[[], Awaitable[Completion | None]]
 _POLL_SECONDS = 0.05
 
 
@@ -72,27 +74,49 @@ class SingleFlight:
     def in_flight(self) -> int:
         return len(self._flights)
 
-    async def join(self, key: str, wait_seconds: float) -> Joined:
+    async def join(self, key: str, wait_seconds: float, recheck: Recheck | None = None) -> Joined:
+        """Lead or follow the flight for `key`. `recheck` reads the exact cache again
+        for a request that is about to lead: its own exact read may have missed just
+        before an identical request stored the answer (and ended its flight), so
+        without it that request would make a second upstream call."""
         flight = self._flights.get(key)
         if flight is not None:
             flight.followers += 1
-            return Joined(shared=await self._wait(flight, wait_seconds))
+            shared = await self._wait(flight, wait_seconds)
+            if shared is not None:
+                self.coalesced_total += 1
+            return Joined(shared=shared)
         # Claimed before the first await: a concurrent request of this process now
         # finds it and follows.
         flight = Flight(key, asyncio.get_running_loop().create_future())
         self._flights[key] = flight
-        if self._lock is None:
-            return Joined(flight=flight)
         try:
-            return await self._lead_or_poll(flight, wait_seconds)
+            if self._lock is not None:
+                joined = await self._lead_or_poll(flight, wait_seconds)
+                if joined.flight is None:
+                    return joined
+            shared = await self._recheck(flight.key, recheck)
         except BaseException:
+            # Followers forward on their own; a lease taken expires by itself.
             self._settle(flight, None)
             raise
+        if shared is None:
+            return Joined(flight=flight)
+        self.share(flight, shared)
+        await self.release(flight)
+        return Joined(shared=shared)
+
+    async def _recheck(self, key: str, recheck: Recheck | None) -> Completion | None:
+        if recheck is None:
+            return await self._cached(key)
+        try:
+            return await recheck()
+        except Exception:  # a failing store: nobody to wait for, forward
+            return None
 
     async def _lead_or_poll(self, flight: Flight, wait_seconds: float) -> Joined:
         assert self._lock is not None
         deadline = self._clock() + wait_seconds
-        waited = False
         while True:
             try:
                 token = await self._lock.acquire(_lease_key(flight.key), wait_seconds)
@@ -100,21 +124,15 @@ class SingleFlight:
                 self._failures.warning("single-flight lease failed (%s)", type(exc).__name__)
                 return Joined(flight=flight)  # lead locally; replicas may duplicate
             if token is not None:
+                # The caller reads the exact cache again: the remote leader may have
+                # stored its answer just before releasing the lease.
                 flight.lease_token = token
-                # The lease freed up: the remote leader may have stored its answer
-                # just before releasing it.
-                shared = await self._cached(flight.key) if waited else None
-                if shared is None:
-                    return Joined(flight=flight)
-                self._settle(flight, shared)
-                await self.release(flight)
-                return Joined(shared=shared)
+                return Joined(flight=flight)
             # Another replica leads: its answer lands in the exact cache.
             shared = await self._cached(flight.key)
             if shared is not None or self._clock() >= deadline:
                 self._settle(flight, shared)
                 return Joined(shared=shared)
-            waited = True
             await asyncio.sleep(self._poll_seconds)
 
     async def _cached(self, key: str) -> Completion | None:
@@ -136,10 +154,11 @@ class SingleFlight:
 
     def share(self, flight: Flight, completion: Completion | None) -> None:
         """Hand the leader's answer to this process's followers (None: nothing to
-        share). Replicas get it from the exact cache once it is stored."""
-        if flight.followers:
-            self.coalesced_total += flight.followers
-        self._settle(flight, completion)
+        share). The flight stays open until `release`: a request that arrives while
+        the answer is being stored still follows it instead of leading a second call.
+        Replicas get the answer from the exact cache once it is stored."""
+        if not flight.future.done():
+            flight.future.set_result(completion)
 
     async def release(self, flight: Flight) -> None:
         """After the answer was stored (or will not be): free the replicas' lease."""

@@ -4,6 +4,8 @@ leader leaves every follower with its own answer (here: its own error), never a 
 
 from __future__ import annotations
 
+import asyncio
+import os
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
@@ -14,7 +16,7 @@ import orjson
 import pytest
 
 from tests.conftest import TENANT_KEYS, FakeUpstream, GatewayFactory, RunningGateway
-from tests.e2e.helpers import upstream_calls
+from tests.e2e.helpers import unique_prompt, upstream_calls
 
 Result = tuple[int, str, dict[str, str]]
 
@@ -85,3 +87,50 @@ def test_replicas_sharing_redis_make_one_upstream_call(
     assert {status for status, _, _ in results} == {200}
     assert len({text for _, text, _ in results}) == 1
     assert upstream_calls(upstream, prompt) == before + 1
+
+
+# `SINGLE_FLIGHT_TRIALS=500` for the issue's measurement; 200 in the suite.
+_TRIALS = int(os.environ.get("SINGLE_FLIGHT_TRIALS", "200"))
+
+
+async def _burst(client: httpx.AsyncClient, url: str, prompt: str, size: int) -> list[Result]:
+    body = {"model": "fake-model", "messages": [{"role": "user", "content": prompt}]}
+    headers = {"authorization": f"Bearer {TENANT_KEYS['acme']}"}
+    responses = await asyncio.gather(
+        *(client.post(f"{url}/chat/completions", json=body, headers=headers) for _ in range(size))
+    )
+    return [
+        (r.status_code, r.json()["choices"][0]["message"]["content"], dict(r.headers))
+        for r in responses
+    ]
+
+
+def test_identical_bursts_make_one_upstream_call_every_time(
+    gateway: RunningGateway, upstream: FakeUpstream
+) -> None:
+    """Four identical requests at once, against an upstream that answers at once, over
+    hundreds of trials: a request whose exact read missed just before another stored the
+    answer used to lead a second upstream call (a different answer), or was labelled a
+    semantic hit of its own question."""
+
+    async def trials() -> list[tuple[int, int, set[str], list[str]]]:
+        outcomes = []
+        async with httpx.AsyncClient(timeout=30) as client:
+            for _ in range(_TRIALS):
+                prompt = unique_prompt("Explain tides briefly")
+                results = await _burst(client, gateway.base_url, prompt, 4)
+                layers = sorted(headers["x-gateway-cache"] for _, _, headers in results)
+                outcomes.append(
+                    (
+                        upstream_calls(upstream, prompt),
+                        len({status for status, _, _ in results}),
+                        {text for _, text, _ in results},
+                        layers,
+                    )
+                )
+        return outcomes
+
+    outcomes = asyncio.run(trials())
+    assert [calls for calls, _, _, _ in outcomes] == [1] * _TRIALS
+    assert all(len(texts) == 1 for _, _, texts, _ in outcomes)
+    assert all(layers == ["exact", "exact", "exact", "miss"] for _, _, _, layers in outcomes)

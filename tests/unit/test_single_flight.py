@@ -129,3 +129,58 @@ async def test_opted_out_requests_are_not_coalesced() -> None:
         *(pipeline.run(_context(cache_control=CacheControl(no_store=True))) for _ in range(3))
     )
     assert provider.calls == 3
+
+
+async def test_a_request_arriving_while_the_answer_is_stored_follows() -> None:
+    # Between `share` and `release` (the leader is writing the cache) the flight is
+    # still open: a late request gets the answer instead of leading a second call.
+    flights = SingleFlight(None, None)
+    joined = await flights.join("k", 5)
+    assert joined.flight is not None
+    flights.share(joined.flight, ANSWER)
+    late = await flights.join("k", 5)
+    assert late.shared == ANSWER and late.flight is None
+    await flights.release(joined.flight)
+    assert flights.in_flight() == 0
+
+
+async def test_a_would_be_leader_reads_the_cache_again() -> None:
+    flights = SingleFlight(None, None)
+
+    async def recheck() -> dict[str, Any] | None:
+        return ANSWER
+
+    joined = await flights.join("k", 5, recheck=recheck)
+    assert joined.shared == ANSWER and joined.flight is None
+    assert flights.in_flight() == 0
+
+
+class ReadsBeforeTheStore(MemoryCache):
+    """The first `stale_reads` reads miss whatever is stored: reads that left before
+    an identical request's answer was written, as under concurrency."""
+
+    def __init__(self, stale_reads: int) -> None:
+        super().__init__()
+        self.stale_reads = stale_reads
+
+    async def get(self, key: str) -> CachedCompletion | None:
+        if self.stale_reads > 0:
+            self.stale_reads -= 1
+            return None
+        return await super().get(key)
+
+
+async def test_a_request_whose_exact_read_raced_the_store_makes_no_second_call() -> None:
+    provider = ScriptedProvider()
+    pipeline = ChatPipeline(
+        provider, ExactCacheStage(ReadsBeforeTheStore(2)), single_flight=SingleFlight(None, None)
+    )
+    first = await pipeline.run(_context())
+    assert isinstance(first, CompletionOutcome) and first.after_response is not None
+    await first.after_response()  # stored, flight ended
+    second_ctx = _context()
+    second = await pipeline.run(second_ctx)  # its exact read missed, like the first's
+    assert provider.calls == 1
+    assert isinstance(second, CompletionOutcome)
+    assert second.completion["choices"][0]["message"]["content"] == "ok"
+    assert second_ctx.layer == "exact"
