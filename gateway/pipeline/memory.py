@@ -2,8 +2,10 @@
 memories for the last user turn, merge them with the session's knowledge cache, and
 inject the best of them as one system message within the token budget.
 
-Runs after the cache lookups, so lookups always see the request as the client sent it.
-Fails open: if anything here fails, the request is forwarded without memory.
+Runs before the cache lookups when the policy lets injected memory bypass the shared
+cache (`memory.bypass_cache_when_injected`, the default: the lookups then run only
+when nothing was injected, so they see the request as the client sent it), else after
+them. Fails open: if anything here fails, the request is forwarded without memory.
 """
 
 from __future__ import annotations
@@ -69,7 +71,7 @@ class MemoryStage:
             index = await self._service.scope_index(scope)
             retrieved: list[ScoredMemory] = []
             if index.size and query:
-                vector = ctx.query_vector if ctx.query_text == query else None
+                vector = await self._query_vector(ctx, query, policy)
                 retrieved = await self._service.search(
                     scope,
                     query,
@@ -89,6 +91,17 @@ class MemoryStage:
                 await self._service.touch(ctx.tenant, injected)
         if policy.capture.enabled and query:
             await self._capture(ctx, policy, scope, messages, index)
+
+    async def _query_vector(self, ctx: ChatContext, query: str, policy: MemoryPolicy) -> Any:
+        """The query's vector, embedded once per request: the semantic stage's when it
+        embedded the same text, else embedded here and, when the text is the ask the
+        semantic stage compares (a turn without material), left for it to reuse."""
+        if ctx.query_vector is not None:
+            return ctx.query_vector if ctx.query_text == query else None
+        vector = await self._service.embed_query(query, policy.embed_timeout_seconds)
+        if vector is not None and ctx.parsed_turn().ask == query:
+            ctx.query_text, ctx.query_vector = query, vector
+        return vector
 
     def _inject(
         self,

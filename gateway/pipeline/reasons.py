@@ -36,3 +36,5 @@ class Reason(StrEnum):
     ENTITY_ID = "entity_id"
     UNRESOLVED_FOLLOWUP = "unresolved_followup"
     PERSONALIZED = "personalized"
+    # this user's memories went into the prompt: the shared answer is not theirs
+    MEMORY_PERSONALIZED = "memory_personalized"

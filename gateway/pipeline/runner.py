@@ -1,6 +1,10 @@
 """Runs a chat request through the stages and returns what to send back.
 
-    classify -> exact lookup -> semantic lookup -> memory -> forward -> store
+    classify -> [memory] -> exact lookup -> semantic lookup -> memory -> forward -> store
+
+Memory runs once: before the lookups for a request with a user (policy
+`memory.bypass_cache_when_injected`, the default), where an injected block makes it
+skip the shared cache (`memory_personalized`); otherwise after them, on a miss.
 
 A cache hit ends the run early. Stores happen only for cacheable requests whose answer
 finished normally, and for streams only once the last chunk has arrived: an aborted or
@@ -89,15 +93,22 @@ class ChatPipeline:
         except BaseException:
             _abandon(exact_read)
             raise
+        memory_done = False
+        if ctx.cacheable and self._memory_before_lookup(ctx):
+            memory_done = True
+            with ctx.timed("memory"):
+                await self._memory_run(ctx)
+            if ctx.memory_tokens > 0:
+                ctx.decide(Layer.BYPASS, Reason.MEMORY_PERSONALIZED)
         if ctx.cacheable:
             hit = await self._lookup(ctx, exact_read)
             if hit is not None:
                 return hit
         else:
             _abandon(exact_read)
-        if self._memory is not None:
+        if not memory_done:
             with ctx.timed("memory"):
-                await self._memory.run(ctx)
+                await self._memory_run(ctx)
         flight: Flight | None = None
         if self._flights is not None and self._coalescible(ctx):
             with ctx.timed("single_flight"):
@@ -128,6 +139,21 @@ class ChatPipeline:
                 await self._end_flight(flight, completion)
 
         return CompletionOutcome(completion, after_response=store)
+
+    def _memory_before_lookup(self, ctx: ChatContext) -> bool:
+        """Memory first when it may personalise the answer: the shared cache is then
+        used only if nothing of this user's was injected."""
+        policy = ctx.policy.memory
+        return (
+            self._memory is not None
+            and policy.enabled
+            and policy.bypass_cache_when_injected
+            and bool(ctx.user)
+        )
+
+    async def _memory_run(self, ctx: ChatContext) -> None:
+        if self._memory is not None:
+            await self._memory.run(ctx)
 
     def _coalescible(self, ctx: ChatContext) -> bool:
         """Only requests whose answer anyone asking the same may get: cacheable, sent

@@ -210,6 +210,12 @@ class MemoryPolicy(_Strict):
     default_context_window_tokens: int = Field(default=8192, ge=256)
     embed_timeout_seconds: float = Field(default=1.0, gt=0, le=30)
     capture: MemoryCapturePolicy = Field(default_factory=MemoryCapturePolicy)
+    # Memory is retrieved before the cache lookups; when some is injected (retrieval
+    # found items above the floor, or the session holds some) the request skips the
+    # shared cache (`bypass`, reason `memory_personalized`): an answer stored for
+    # someone else never reached this user's memories ("allergic to penicillin").
+    # false: look up first, and inject memory only into misses (hits are shared).
+    bypass_cache_when_injected: bool = True
 
 
 FailureMode = Literal["open", "closed"]

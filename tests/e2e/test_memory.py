@@ -14,7 +14,7 @@ import pytest
 from gateway.devtools.redis_server import RedisServer
 from gateway.memory.inject import MEMORY_HEADER
 from tests.conftest import ADMIN_KEY, TENANT_KEYS, FakeUpstream, GatewayFactory, RunningGateway
-from tests.e2e.helpers import client_for, gateway_with_policies, unique_prompt
+from tests.e2e.helpers import client_for, gateway_with_policies, unique_prompt, upstream_calls
 
 
 def _api(
@@ -400,3 +400,62 @@ def test_capture_stores_what_the_user_states_and_uses_it_later(
     assert int(raw.headers["x-gateway-memory-tokens"]) > 0
     block = _memory_block(_last_body_with(upstream, question))
     assert block is not None and "Finnair" in block
+
+
+def _ask_as(gateway: RunningGateway, question: str, user: str | None) -> tuple[str, str, int, str]:
+    """(layer, reason, memory tokens, answer) of one chat request as `user`."""
+    headers = {"x-gateway-user": user} if user else {}
+    raw = client_for(gateway).chat.completions.with_raw_response.create(
+        model="fake-model",
+        messages=[{"role": "user", "content": question}],
+        extra_headers=headers,
+    )
+    answer = raw.parse().choices[0].message.content or ""
+    return (
+        raw.headers["x-gateway-cache"],
+        raw.headers.get("x-gateway-cache-reason", ""),
+        int(raw.headers["x-gateway-memory-tokens"]),
+        answer,
+    )
+
+
+_ALLERGY = "I am allergic to penicillin; antibiotics for me must avoid penicillin."
+_ANTIBIOTIC_QUESTION = "Which antibiotic is usually prescribed for strep throat"
+
+
+def test_a_user_with_relevant_memories_is_not_served_the_shared_answer(
+    gateway: RunningGateway, upstream: FakeUpstream
+) -> None:
+    topic = uuid.uuid4().hex[:6]
+    question = unique_prompt(_ANTIBIOTIC_QUESTION) + "?"
+    patient = f"patient-{topic}"
+    assert (
+        _api(gateway, "POST", "/memories", json={"user": patient, "content": _ALLERGY}).status_code
+        == 201
+    )
+    # Someone without memories asks first: stored in the shared cache.
+    assert _ask_as(gateway, question, f"other-{topic}")[::2] == ("miss", 0)
+    assert _ask_as(gateway, question, None)[0] == "exact"
+    calls_before = upstream_calls(upstream, question)
+    layer, reason, tokens, _ = _ask_as(gateway, question, patient)
+    assert (layer, reason) == ("bypass", "memory_personalized")
+    assert tokens > 0
+    assert upstream_calls(upstream, question) == calls_before + 1
+    assert _ALLERGY in str(_last_body_with(upstream, question)["messages"])
+    # Her answer, written with her memory, was not stored for anyone else.
+    assert _ask_as(gateway, question, None)[0] == "exact"
+    assert upstream_calls(upstream, question) == calls_before + 1
+
+
+def test_the_policy_can_serve_shared_answers_to_users_with_memories(
+    start_gateway: GatewayFactory, tmp_path: Path, upstream: FakeUpstream
+) -> None:
+    gateway, _ = gateway_with_policies(
+        start_gateway, tmp_path, {"default.yaml": "memory:\n  bypass_cache_when_injected: false\n"}
+    )
+    topic = uuid.uuid4().hex[:6]
+    question = unique_prompt(_ANTIBIOTIC_QUESTION) + "?"
+    patient = f"patient-{topic}"
+    _api(gateway, "POST", "/memories", json={"user": patient, "content": _ALLERGY})
+    assert _ask_as(gateway, question, None)[0] == "miss"
+    assert _ask_as(gateway, question, patient)[:3] == ("exact", "", 0)
