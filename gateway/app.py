@@ -184,6 +184,7 @@ def create_app(
                 memory=MemoryStage(memory, tokenizers, limits, metrics.store_failure),
                 on_store_failure=metrics.store_failure,
                 single_flight=_single_flight(storage),
+                policy_for=policies.resolve,
             ),
             memory=memory,
             recorder=recorder,

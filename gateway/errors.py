@@ -16,6 +16,7 @@ GatewayError                      any error a client may see
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 
@@ -32,9 +33,13 @@ class GatewayError(Exception):
         error_type: str | None = None,
         code: str | None = None,
         param: str | None = None,
+        headers: Mapping[str, str] | None = None,
     ) -> None:
         super().__init__(message)
         self.message = message
+        # Response headers sent with the error (an upstream error: the provider's
+        # allow-listed headers and `x-should-retry`).
+        self.headers = dict(headers or {})
         if status_code is not None:
             self.status_code = status_code
         if error_type is not None:

@@ -65,6 +65,10 @@ class RouterSettings(_Strict):
     stream_timeout_seconds: float | None = Field(default=None, gt=0)
     num_retries: int = Field(default=2, ge=0, le=10)
     retry_after_seconds: float = Field(default=0.0, ge=0)
+    # The longest back-off the gateway waits itself before a retry (the provider's
+    # Retry-After, or its own doubling one). A provider asking for longer is not retried
+    # by the gateway: the client gets the error with the provider's Retry-After.
+    max_retry_after_seconds: float = Field(default=60.0, ge=0, le=600)
     # A deployment that failed with a retryable error is skipped this long while its
     # model has another deployment.
     cooldown_seconds: float = Field(default=5.0, ge=0)

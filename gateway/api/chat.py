@@ -28,8 +28,17 @@ SSE_HEADERS = {"cache-control": "no-cache", "x-accel-buffering": "no"}
 CLIENT_CLOSED_STATUS = 499  # nginx's convention for "client went away"
 
 
+MODEL_HEADER = "x-gateway-model"
+
+
 def _cache_headers(ctx: ChatContext) -> dict[str, str]:
-    headers = {"x-gateway-cache": ctx.layer.value}
+    # The provider's allow-listed headers (rate limits, retry-after, its request id)
+    # when it was called; the gateway's own come after and win.
+    headers = dict(ctx.upstream.headers)
+    # Which model answered: a fallback's name when the requested model's deployments
+    # failed (the body's `model` is what that provider reported).
+    headers[MODEL_HEADER] = ctx.answered_by
+    headers["x-gateway-cache"] = ctx.layer.value
     if ctx.reason is not None and ctx.layer in (Layer.MISS, Layer.BYPASS):
         headers["x-gateway-cache-reason"] = ctx.reason.value
     if ctx.layer is Layer.SEMANTIC and ctx.similarity is not None:

@@ -24,7 +24,7 @@ async def _gateway_error(request: Request, exc: Exception) -> Response:
         logger.warning(
             "request %s failed: %s (%s)", _request_id(request), exc.code, exc.status_code
         )
-    return json_response(exc.envelope(), status=exc.status_code)
+    return json_response(exc.envelope(), status=exc.status_code, headers=exc.headers or None)
 
 
 async def _validation_error(request: Request, exc: Exception) -> Response:

@@ -6,6 +6,8 @@ another process:
 
     [[status:500]]   answer with that HTTP status and an OpenAI error body
     [[sleep:1.5]]    wait that many seconds first
+    [[retry_after:1]]  send `retry-after: 1` with the answer (with [[status:429]]: a
+                     provider asking to be retried after that many seconds)
     [[length]]       finish_reason "length" (a truncated answer)
     [[tool]]         answer with a tool call to the first tool of the request
     [[abort]]        stream: send two chunks, then drop the connection
@@ -29,7 +31,10 @@ for a small reviewer model); `fake-judge-slow` waits 3 seconds before answering 
 and `fake-judge-error` answers with HTTP 500.
 
 Every answer carries a sequence number, so a served cache entry is told apart from a
-fresh upstream answer.
+fresh upstream answer, and the headers a provider sends with it (on errors too): its
+request id `x-request-id: req_fake<number>`, `x-ratelimit-limit-requests` /
+`x-ratelimit-remaining-requests`, and one internal header (`x-fake-upstream-host`) that
+a gateway has no reason to pass on.
 """
 
 from __future__ import annotations
@@ -80,8 +85,24 @@ def _markers(text: str) -> dict[str, str]:
     return {m.group(1): m.group(2) or "" for m in _MARKER.finditer(text)}
 
 
-def _json(content: Any, status: int = 200) -> Response:
-    return Response(orjson.dumps(content), status_code=status, media_type="application/json")
+def _json(content: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
+    return Response(
+        orjson.dumps(content), status_code=status, media_type="application/json", headers=headers
+    )
+
+
+def _provider_headers(number: int, markers: dict[str, str]) -> dict[str, str]:
+    """What a provider sends with every answer: request id, rate-limit state, and
+    `retry-after` when the request's markers ask for it."""
+    headers = {
+        "x-request-id": f"req_fake{number}",
+        "x-ratelimit-limit-requests": "1000",
+        "x-ratelimit-remaining-requests": "999",
+        "x-fake-upstream-host": "upstream-7",
+    }
+    if "retry_after" in markers:
+        headers["retry-after"] = markers["retry_after"]
+    return headers
 
 
 def create_fake_upstream(log: UpstreamLog | None = None) -> Starlette:
@@ -94,12 +115,13 @@ def create_fake_upstream(log: UpstreamLog | None = None) -> Starlette:
         number = next(sequence)
         text = _last_user_text(body)
         markers = _markers(text)
+        headers = _provider_headers(number, markers)
         if "sleep" in markers:
             await asyncio.sleep(float(markers["sleep"]))
         if "status" in markers:
             status = int(markers["status"])
             error = {"message": f"fake upstream error {status}", "type": "server_error"}
-            return _json({"error": error}, status)
+            return _json({"error": error}, status, headers)
         finish_reason = "length" if "length" in markers else "stop"
         content: str | None = f"Answer #{number}: {text}"
         model = str(body.get("model", ""))
@@ -107,7 +129,7 @@ def create_fake_upstream(log: UpstreamLog | None = None) -> Starlette:
             await asyncio.sleep(3)
         if model == "fake-judge-error":
             error = {"message": "fake judge error", "type": "server_error"}
-            return _json({"error": error}, 500)
+            return _json({"error": error}, 500, headers)
         if model == "fake-judge-reads-answer":
             # Says yes only when it was shown the stored answer (the review prompt that
             # asks whether that answer fits the new request).
@@ -133,6 +155,7 @@ def create_fake_upstream(log: UpstreamLog | None = None) -> Starlette:
             return StreamingResponse(
                 _stream(body, completion_id, content, tool_calls, finish_reason, usage, markers),
                 media_type="text/event-stream",
+                headers=headers,
             )
         message: dict[str, Any] = {"role": "assistant", "content": content}
         if tool_calls:
@@ -145,7 +168,8 @@ def create_fake_upstream(log: UpstreamLog | None = None) -> Starlette:
                 "model": body.get("model", "fake"),
                 "choices": [{"index": 0, "message": message, "finish_reason": finish_reason}],
                 "usage": usage,
-            }
+            },
+            headers=headers,
         )
 
     async def embeddings(request: Request) -> Response:

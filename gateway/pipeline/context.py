@@ -11,6 +11,7 @@ from typing import Any
 from gateway.auth import Principal
 from gateway.pipeline.reasons import Layer, Reason
 from gateway.policy.models import Policy
+from gateway.providers.protocol import UpstreamReport
 from gateway.turn import ParsedTurn, parse_last_user_turn
 
 
@@ -61,6 +62,9 @@ class ChatContext:
     memory_tokens: int = 0
     memory_items: int = 0
     memory_note: str | None = None
+    # what the provider call said besides the answer: the model that answered (a
+    # fallback's name when one did) and its headers for the client
+    upstream: UpstreamReport = field(default_factory=UpstreamReport)
     tokens_saved: int = 0
     saved_usage: dict[str, Any] | None = None  # the served entry's original usage
     started_at: float = field(default_factory=time.perf_counter)
@@ -82,6 +86,13 @@ class ChatContext:
     @property
     def cacheable(self) -> bool:
         return self.layer is not Layer.BYPASS
+
+    @property
+    def answered_by(self) -> str:
+        """The model that answered: a fallback's `model_name` when one did, else the
+        requested model (also for cache hits: an entry is stored under the key of the
+        model that produced it)."""
+        return self.upstream.model or self.model
 
     def cache_namespace(self) -> dict[str, str]:
         """What, besides the request, separates cache entries: the policy's version and

@@ -14,6 +14,7 @@ failed stream is never stored.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
@@ -29,6 +30,7 @@ from gateway.pipeline.memory import MemoryStage
 from gateway.pipeline.reasons import Layer, Reason
 from gateway.pipeline.semantic import SemanticCacheStage
 from gateway.pipeline.single_flight import Flight, Recheck, SingleFlight
+from gateway.policy.models import Policy
 from gateway.providers.protocol import Provider
 
 
@@ -54,6 +56,8 @@ class StreamOutcome:
 Outcome = CompletionOutcome | StreamOutcome
 # (store, operation): counts a failed store operation (metrics).
 StoreFailureHook = Callable[[str, str], None]
+# (tenant, model) -> the policy in force for that model (the policy store's resolve).
+PolicyResolver = Callable[[str, str], Policy]
 
 
 # What a cached answer reports as spent upstream: nothing. What it saved is in the
@@ -71,8 +75,10 @@ class ChatPipeline:
         memory: MemoryStage | None = None,
         on_store_failure: StoreFailureHook | None = None,
         single_flight: SingleFlight | None = None,
+        policy_for: PolicyResolver | None = None,
     ) -> None:
         self._provider = provider
+        self._policy_for = policy_for
         self._flights = single_flight
         self._on_store_failure = on_store_failure
         self._exact = exact
@@ -124,19 +130,19 @@ class ChatPipeline:
             return await self._forward_stream(ctx, flight)
         try:
             with ctx.timed("forward"):
-                completion = await self._provider.complete(ctx.body)
+                completion = await self._provider.complete(ctx.body, report=ctx.upstream)
         except BaseException:
             await self._end_flight(flight, None)
             raise
         if flight is not None and self._flights is not None:
-            self._flights.share(flight, completion)
+            self._flights.share(flight, self._shareable(ctx, completion))
 
         async def store() -> None:
             try:
                 await self._store(ctx, completion)
             finally:
                 # Replicas poll the exact cache: free their lease only once stored.
-                await self._end_flight(flight, completion)
+                await self._end_flight(flight, self._shareable(ctx, completion))
 
         return CompletionOutcome(completion, after_response=store)
 
@@ -154,6 +160,13 @@ class ChatPipeline:
     async def _memory_run(self, ctx: ChatContext) -> None:
         if self._memory is not None:
             await self._memory.run(ctx)
+
+    @staticmethod
+    def _shareable(ctx: ChatContext, completion: dict[str, Any]) -> dict[str, Any] | None:
+        """The leader's answer for its followers, unless a fallback model gave it:
+        followers asked for the requested model and would be served the answer as
+        that model's. They forward on their own instead (and fall back themselves)."""
+        return completion if ctx.answered_by == ctx.model else None
 
     def _coalescible(self, ctx: ChatContext) -> bool:
         """Only requests whose answer anyone asking the same may get: cacheable, sent
@@ -276,27 +289,45 @@ class ChatPipeline:
             and finished_normally(completion, ctx.policy.cacheable_finish_reasons)
         )
 
+    def _store_context(self, ctx: ChatContext) -> ChatContext | None:
+        """The request as the model that answered it: the context itself, or, when a
+        fallback model answered, a copy keyed (exact key, semantic fingerprint) and
+        governed (TTL, which caches) as a request for that model. None: not stored.
+
+        Stored under the requested model's key, the fallback's answer would be served as
+        the requested model's for the whole TTL, long after that model is back."""
+        answered_by = ctx.answered_by
+        if answered_by == ctx.model:
+            return ctx
+        if not ctx.policy.cache_fallback_answers:
+            return None
+        policy = self._policy_for(ctx.tenant, answered_by) if self._policy_for else ctx.policy
+        return dataclasses.replace(
+            ctx, model=answered_by, policy=policy, exact_key=None, fingerprint=None
+        )
+
     async def _store(self, ctx: ChatContext, completion: dict[str, Any]) -> None:
-        if not self._should_store(ctx, completion):
+        target = self._store_context(ctx)
+        if target is None or not self._should_store(target, completion):
             return
         stored = False
         with ctx.timed("store"):
-            if ctx.policy.exact_cache.enabled:
+            if target.policy.exact_cache.enabled:
                 try:
-                    await self._exact.store(ctx, completion)
+                    await self._exact.store(target, completion)
                     stored = True
                 except Exception as exc:
-                    self._store_failed(ctx, "exact_cache", "store", exc)
-            if self._semantic is not None and self._semantic_enabled(ctx):
+                    self._store_failed(target, "exact_cache", "store", exc)
+            if self._semantic is not None and self._semantic_enabled(target):
                 try:
-                    await self._semantic.store(ctx, completion)
+                    await self._semantic.store(target, completion)
                     stored = True
                 except Exception as exc:
-                    self._store_failed(ctx, "semantic_cache", "store", exc)
+                    self._store_failed(target, "semantic_cache", "store", exc)
         ctx.stored = stored
 
     async def _forward_stream(self, ctx: ChatContext, flight: Flight | None) -> StreamOutcome:
-        upstream = self._provider.stream(ctx.body)
+        upstream = self._provider.stream(ctx.body, report=ctx.upstream)
         forward_started = time.perf_counter()
         # Fetch the first chunk before answering, so that a provider that fails at once
         # gets a proper HTTP error status instead of a broken 200 stream.
@@ -343,11 +374,13 @@ class ChatPipeline:
             # still reading: a disconnect cancels this generator before this line.
             completion = assembler.completion()
             if flight is not None and self._flights is not None:
-                self._flights.share(flight, completion)
+                self._flights.share(flight, self._shareable(ctx, completion))
             await self._store(ctx, completion)
         finally:
             # Followers of a broken or abandoned stream forward on their own.
-            await self._end_flight(flight, completion)
+            await self._end_flight(
+                flight, None if completion is None else self._shareable(ctx, completion)
+            )
 
 
 # Event-loop turns a read needs to reach its socket or thread: redis-py's pool takes

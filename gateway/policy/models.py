@@ -277,6 +277,10 @@ class Policy(_Strict):
     # A response is stored only if every choice ended with one of these. `length`
     # (truncated) and `content_filter` never qualify.
     cacheable_finish_reasons: frozenset[str] = frozenset({"stop", "tool_calls"})
+    # An answer a fallback model gave (the requested model's deployments failed) is
+    # stored under the fallback model's key, where a request for that model finds it and
+    # one for the requested model does not; false: never store such answers.
+    cache_fallback_answers: bool = True
 
     def cache_namespace(self) -> dict[str, str]:
         return {

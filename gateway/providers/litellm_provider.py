@@ -16,7 +16,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from gateway.errors import InvalidRequest, UpstreamError
-from gateway.providers.routing import Call, DeploymentRouter, deployments_from_config
+from gateway.providers.headers import SHOULD_RETRY_HEADER, passthrough_headers
+from gateway.providers.protocol import UpstreamReport
+from gateway.providers.routing import (
+    Call,
+    DeploymentRouter,
+    RouteTrace,
+    deployments_from_config,
+    error_headers,
+    is_retryable,
+)
 from gateway.settings import GatewayConfig
 from gateway.telemetry.log_hygiene import quiet_leaky_loggers
 
@@ -143,6 +152,33 @@ def map_exception(exc: BaseException, model: str) -> UpstreamError:
     )
 
 
+def error_for_client(exc: BaseException, model: str, trace: RouteTrace) -> UpstreamError:
+    """`map_exception`, with the provider's allow-listed headers and `x-should-retry`.
+
+    `x-should-retry: true` only when another try might succeed and the gateway made
+    just one call: once it has retried (or fallen back) itself, a client retry would
+    multiply the calls by the client's own retry count, so the client is told not to.
+    """
+    error = map_exception(exc, model)
+    should_retry = is_retryable(exc) and trace.attempts <= 1
+    error.headers = {
+        **passthrough_headers(error_headers(exc)),
+        SHOULD_RETRY_HEADER: "true" if should_retry else "false",
+    }
+    return error
+
+
+def _fill_report(report: UpstreamReport | None, trace: RouteTrace, response: Any) -> None:
+    """Which model answered, and the provider's headers that pass to the client."""
+    if report is None:
+        return
+    report.model = trace.model
+    raw = getattr(response, "_response_headers", None)
+    if raw is None:
+        raw = (getattr(response, "_hidden_params", None) or {}).get("headers")
+    report.headers = passthrough_headers(raw)
+
+
 def _starts_answer(chunk: dict[str, Any]) -> bool:
     """Whether `chunk` holds a choice with something in it.
 
@@ -217,24 +253,35 @@ class LiteLLMProvider:
         model = params.pop("model")
         return model, params
 
-    async def complete(self, body: dict[str, Any]) -> dict[str, Any]:
+    async def complete(
+        self, body: dict[str, Any], *, report: UpstreamReport | None = None
+    ) -> dict[str, Any]:
         model, params = self._split(body)
         params["stream"] = False
+        trace = RouteTrace()
         try:
-            response = await self._router.route(self._completion, model, params)
+            response = await self._router.route(self._completion, model, params, trace)
         except Exception as exc:
-            raise map_exception(exc, model) from exc
+            raise error_for_client(exc, model, trace) from exc
+        _fill_report(report, trace, response)
         result: dict[str, Any] = clean_response(response.model_dump())
         return result
 
-    async def stream(self, body: dict[str, Any]) -> AsyncGenerator[dict[str, Any], None]:
+    async def stream(
+        self, body: dict[str, Any], *, report: UpstreamReport | None = None
+    ) -> AsyncGenerator[dict[str, Any], None]:
         model, params = self._split(body)
         params["stream"] = True
         # Chunks without an answer choice (e.g. a usage chunk) held back until the
         # answer starts: a stream that never starts one is an error, not an empty answer.
         held: list[dict[str, Any]] | None = []
+        trace = RouteTrace()
         try:
-            response = await self._router.route(self._completion, model, params)
+            try:
+                response = await self._router.route(self._completion, model, params, trace)
+            except Exception as exc:
+                raise error_for_client(exc, model, trace) from exc
+            _fill_report(report, trace, response)
             async for chunk in response:
                 data: dict[str, Any] = clean_response(chunk.model_dump())
                 if held is not None:
@@ -245,6 +292,8 @@ class LiteLLMProvider:
                         yield early
                     held = None
                 yield data
+        except UpstreamError:
+            raise
         except Exception as exc:
             raise map_exception(exc, model) from exc
         if held is not None:
@@ -258,10 +307,11 @@ class LiteLLMProvider:
         model, params = self._split(body)
         if "input" not in params:
             raise InvalidRequest("'input' is required.", param="input")
+        trace = RouteTrace()
         try:
-            response = await self._router.route(self._embedding, model, params)
+            response = await self._router.route(self._embedding, model, params, trace)
         except Exception as exc:
-            raise map_exception(exc, model) from exc
+            raise error_for_client(exc, model, trace) from exc
         result: dict[str, Any] = clean_response(response.model_dump())
         return result
 

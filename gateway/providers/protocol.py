@@ -3,18 +3,37 @@
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator
+from dataclasses import dataclass, field
 from typing import Any, Protocol
+
+
+@dataclass(slots=True)
+class UpstreamReport:
+    """What a provider call said besides the answer; the provider fills it in.
+
+    `model` is the `model_name` (from `model_list`) whose deployment answered: the
+    requested one, or a fallback of it. `headers` are the provider's response headers
+    that pass on to the client (see `gateway/providers/headers.py`).
+    """
+
+    model: str | None = None
+    headers: dict[str, str] = field(default_factory=dict)
 
 
 class Provider(Protocol):
     def has_model(self, model: str) -> bool: ...
 
-    async def complete(self, body: dict[str, Any]) -> dict[str, Any]:
+    async def complete(
+        self, body: dict[str, Any], *, report: UpstreamReport | None = None
+    ) -> dict[str, Any]:
         """Non-streaming chat completion; raises `UpstreamError` on failure."""
         ...
 
-    def stream(self, body: dict[str, Any]) -> AsyncGenerator[dict[str, Any], None]:
-        """Streaming chat completion, one dict per upstream chunk.
+    def stream(
+        self, body: dict[str, Any], *, report: UpstreamReport | None = None
+    ) -> AsyncGenerator[dict[str, Any], None]:
+        """Streaming chat completion, one dict per upstream chunk; `report` is filled
+        in once the call has started, before the first chunk.
 
         Errors raise `UpstreamError`, before the first chunk or mid-stream.
         """

@@ -6,9 +6,12 @@ The gateway's own small router over `litellm.acompletion` / `litellm.aembedding`
   to one of the group's healthy deployments, picked at random by `weight` (default 1);
 - an error that another try may not repeat (timeout, connection error, 408, 409, 429,
   5xx) is retried up to `num_retries` times, on another deployment of the group when
-  there is a healthy one; otherwise after a back-off (the provider's `Retry-After` when it
-  gives one of at most 60 s, else 0.5 s doubling up to 8 s, never under
-  `retry_after_seconds`);
+  there is a healthy one; otherwise after a back-off (the provider's `Retry-After` /
+  `retry-after-ms` when it gives one, else 0.5 s doubling up to 8 s, never under
+  `retry_after_seconds`). A provider that asks for a longer wait than
+  `max_retry_after_seconds` is not retried on that deployment at all: the error, with
+  its `Retry-After`, goes to the client, whose own retry can obey it (a retry sooner
+  than the provider asked would only be refused again);
 - a deployment that failed that way is cooled down (skipped while the group has another
   healthy one) for `cooldown_seconds`;
 - once the group is exhausted, the `fallbacks` of the requested model are tried in
@@ -37,8 +40,6 @@ from gateway.settings import GatewayConfig, RouterSettings
 ROUTING_ONLY_PARAMS = frozenset(
     {"rpm", "tpm", "weight", "order", "max_parallel_requests", "region_name"}
 )
-# A provider-given Retry-After beyond this is not waited for: back off instead.
-MAX_HONOURED_RETRY_AFTER_SECONDS = 60.0
 _BACKOFF_START_SECONDS = 0.5
 _BACKOFF_MAX_SECONDS = 8.0
 _RETRYABLE_STATUSES = frozenset({408, 409, 429})
@@ -89,28 +90,45 @@ def may_fall_back(exc: BaseException) -> bool:
     return is_retryable(exc) or error_status(exc) in _FALLBACK_STATUSES
 
 
+def error_headers(exc: BaseException) -> Any:
+    """The provider's response headers an error carries (a mapping), or None."""
+    headers = getattr(exc, "litellm_response_headers", None)
+    if headers is None:
+        headers = getattr(getattr(exc, "response", None), "headers", None)
+    return headers
+
+
 def retry_after_header_seconds(exc: BaseException) -> float | None:
-    """The provider's Retry-After (seconds form), if the error carries its response."""
-    response = getattr(exc, "response", None)
-    headers = getattr(response, "headers", None)
-    if headers is None:
-        headers = getattr(exc, "litellm_response_headers", None)
+    """The wait the provider asked for: `retry-after-ms`, else `Retry-After` in seconds
+    (the HTTP-date form is not used by providers and is ignored)."""
+    headers = error_headers(exc)
     if headers is None:
         return None
-    try:
-        value = headers.get("retry-after")
-        return float(value) if value is not None else None
-    except (TypeError, ValueError, AttributeError):
-        return None
+    for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
+        try:
+            value = headers.get(name)
+            if value is not None:
+                return float(value) * scale
+        except (TypeError, ValueError, AttributeError):
+            continue
+    return None
 
 
 def backoff_seconds(retries_done: int, exc: BaseException, minimum_seconds: float) -> float:
     given = retry_after_header_seconds(exc)
-    if given is not None and 0 < given <= MAX_HONOURED_RETRY_AFTER_SECONDS:
+    if given is not None and given > 0:
         wait = given
     else:
         wait = min(_BACKOFF_START_SECONDS * 2**retries_done, _BACKOFF_MAX_SECONDS)
     return max(wait, minimum_seconds)
+
+
+@dataclass(slots=True)
+class RouteTrace:
+    """What routing one request did, filled in as it goes (also when it fails)."""
+
+    model: str | None = None  # the model group whose deployment answered
+    attempts: int = 0  # provider calls made, over the group and its fallbacks
 
 
 @dataclass
@@ -166,20 +184,32 @@ class DeploymentRouter:
     def has_model(self, model: str) -> bool:
         return model in self._groups
 
-    async def route(self, call: Call, model: str, request: Mapping[str, Any]) -> Any:
-        """The first answer from `model`'s group, then from each of its fallbacks."""
+    async def route(
+        self,
+        call: Call,
+        model: str,
+        request: Mapping[str, Any],
+        trace: RouteTrace | None = None,
+    ) -> Any:
+        """The first answer from `model`'s group, then from each of its fallbacks;
+        `trace` learns which group answered and how many calls it took."""
+        trace = trace if trace is not None else RouteTrace()
         chain = list(dict.fromkeys([model, *self._fallbacks.get(model, [])]))
         last: BaseException | None = None
         for position, group in enumerate(chain):
             try:
-                return await self._route_group(call, group, request)
+                response = await self._route_group(call, group, request, trace)
+                trace.model = group
+                return response
             except Exception as exc:
                 last = exc
                 if position + 1 == len(chain) or not may_fall_back(exc):
                     raise
         raise AssertionError("unreachable") from last
 
-    async def _route_group(self, call: Call, group: str, request: Mapping[str, Any]) -> Any:
+    async def _route_group(
+        self, call: Call, group: str, request: Mapping[str, Any], trace: RouteTrace
+    ) -> Any:
         members = self._groups.get(group)
         if not members:
             raise KeyError(group)
@@ -191,6 +221,7 @@ class DeploymentRouter:
         while True:
             chosen = self._pick(members, failed)
             deployment = self._deployments[chosen]
+            trace.attempts += 1
             try:
                 return await call(
                     **{"timeout": timeout, **deployment.params, **request, "num_retries": 0}
@@ -203,9 +234,10 @@ class DeploymentRouter:
                     raise
                 failed.add(chosen)
                 if not self._has_other(members, failed):
-                    await self._sleep(
-                        backoff_seconds(retries_done, exc, self._settings.retry_after_seconds)
-                    )
+                    wait = backoff_seconds(retries_done, exc, self._settings.retry_after_seconds)
+                    if wait > self._settings.max_retry_after_seconds:
+                        raise  # the client waits as long as the provider asked, not us
+                    await self._sleep(wait)
                 elif self._settings.retry_after_seconds > 0:
                     await self._sleep(self._settings.retry_after_seconds)
                 retries_done += 1

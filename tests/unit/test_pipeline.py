@@ -17,6 +17,7 @@ from gateway.pipeline.exact import ExactCacheStage
 from gateway.pipeline.reasons import Layer, Reason
 from gateway.pipeline.runner import ChatPipeline, CompletionOutcome, StreamOutcome
 from gateway.policy.models import Policy
+from gateway.providers.protocol import UpstreamReport
 
 
 class MemoryCache:
@@ -62,7 +63,9 @@ class ScriptedProvider:
     def has_model(self, model: str) -> bool:
         return True
 
-    async def complete(self, body: dict[str, Any]) -> dict[str, Any]:
+    async def complete(
+        self, body: dict[str, Any], *, report: UpstreamReport | None = None
+    ) -> dict[str, Any]:
         self.calls += 1
         return {
             "id": "x",
@@ -79,7 +82,9 @@ class ScriptedProvider:
             "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
         }
 
-    async def stream(self, body: dict[str, Any]) -> AsyncGenerator[dict[str, Any], None]:
+    async def stream(
+        self, body: dict[str, Any], *, report: UpstreamReport | None = None
+    ) -> AsyncGenerator[dict[str, Any], None]:
         self.calls += 1
         chunks = [
             _chunk({"role": "assistant", "content": ""}),

@@ -13,6 +13,7 @@ import pytest
 from gateway.providers.routing import (
     Deployment,
     DeploymentRouter,
+    RouteTrace,
     backoff_seconds,
     deployments_from_config,
     is_retryable,
@@ -223,9 +224,10 @@ def test_the_last_fallbacks_error_is_raised() -> None:
     assert raised.value.status_code == 503
 
 
-def test_backoff_honours_a_sane_retry_after_and_the_configured_minimum() -> None:
+def test_backoff_honours_the_providers_retry_after_and_the_configured_minimum() -> None:
     assert backoff_seconds(0, StatusError(429, {"retry-after": "3"}), 0.0) == 3.0
-    assert backoff_seconds(0, StatusError(429, {"retry-after": "3600"}), 0.0) == 0.5
+    assert backoff_seconds(0, StatusError(429, {"retry-after-ms": "250"}), 0.0) == 0.25
+    assert backoff_seconds(0, StatusError(429, {"retry-after": "3600"}), 0.0) == 3600.0
     assert backoff_seconds(1, StatusError(429, {"retry-after": "junk"}), 0.0) == 1.0
     assert backoff_seconds(10, StatusError(500), 0.0) == 8.0
     assert backoff_seconds(0, StatusError(500), 2.0) == 2.0
@@ -266,3 +268,27 @@ def test_weight_zero_drains_a_deployment_and_bad_weights_are_config_errors() -> 
     for _ in range(50):
         route(router, provider, "a")
     assert set(provider.models()) == {"openai/live"}
+
+
+def test_a_provider_asking_for_a_longer_wait_than_the_gateway_allows_is_not_retried() -> None:
+    # Retrying after our own 0.5 s back-off would only be refused again: the client
+    # gets the error (and the provider's Retry-After) at once.
+    provider = FakeProvider({"openai/a": [StatusError(429, {"retry-after": "120"})]})
+    clock = Clock()
+    router = make_router([one("a")], clock, num_retries=2, max_retry_after_seconds=60)
+    trace = RouteTrace()
+    with pytest.raises(StatusError):
+        asyncio.run(router.route(provider, "a", {"messages": []}, trace))
+    assert provider.models() == ["openai/a"]
+    assert clock.slept == []
+    assert trace.attempts == 1 and trace.model is None
+
+
+def test_the_trace_names_the_fallback_that_answered_and_counts_every_call() -> None:
+    provider = FakeProvider({"openai/a": [StatusError(503), StatusError(503)]})
+    router = make_router([one("a"), one("b")], Clock(), num_retries=1, fallbacks=[{"a": ["b"]}])
+    trace = RouteTrace()
+    answer = asyncio.run(router.route(provider, "a", {"messages": []}, trace))
+    assert answer == "answer from openai/b"
+    assert trace.model == "b"
+    assert trace.attempts == 3

@@ -12,6 +12,7 @@ from gateway.cache.protocols import CachedCompletion
 from gateway.pipeline.exact import ExactCacheStage
 from gateway.pipeline.runner import ChatPipeline, CompletionOutcome
 from gateway.pipeline.single_flight import SingleFlight
+from gateway.providers.protocol import UpstreamReport
 from tests.unit.test_pipeline import MemoryCache, ScriptedProvider, _context
 
 ANSWER = {"choices": [{"message": {"content": "shared"}}]}
@@ -84,12 +85,14 @@ class SlowProvider(ScriptedProvider):
         super().__init__()
         self.fail = fail
 
-    async def complete(self, body: dict[str, Any]) -> dict[str, Any]:
+    async def complete(
+        self, body: dict[str, Any], *, report: UpstreamReport | None = None
+    ) -> dict[str, Any]:
         await asyncio.sleep(0.05)
         if self.fail:
             self.calls += 1
             raise RuntimeError("upstream broke")
-        return await super().complete(body)
+        return await super().complete(body, report=report)
 
 
 async def test_concurrent_identical_misses_make_one_upstream_call() -> None:

@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 
 from gateway.embed.protocol import Vectors
+from gateway.providers.protocol import UpstreamReport
 from tests.unit.test_pipeline import ScriptedProvider
 
 
@@ -44,6 +45,8 @@ class RecordingProvider(ScriptedProvider):
         super().__init__()
         self.bodies: list[dict[str, Any]] = []
 
-    async def complete(self, body: dict[str, Any]) -> dict[str, Any]:
+    async def complete(
+        self, body: dict[str, Any], *, report: UpstreamReport | None = None
+    ) -> dict[str, Any]:
         self.bodies.append(body)
-        return await super().complete(body)
+        return await super().complete(body, report=report)
