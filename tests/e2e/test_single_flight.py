@@ -105,6 +105,11 @@ async def _burst(client: httpx.AsyncClient, url: str, prompt: str, size: int) ->
     ]
 
 
+def _layer_and_reason(headers: dict[str, str]) -> str:
+    reason = headers.get("x-gateway-cache-reason")
+    return f"{headers['x-gateway-cache']}/{reason}" if reason else headers["x-gateway-cache"]
+
+
 def test_identical_bursts_make_one_upstream_call_every_time(
     gateway: RunningGateway, upstream: FakeUpstream
 ) -> None:
@@ -116,10 +121,12 @@ def test_identical_bursts_make_one_upstream_call_every_time(
     async def trials() -> list[tuple[int, int, set[str], list[str]]]:
         outcomes = []
         async with httpx.AsyncClient(timeout=30) as client:
-            for _ in range(_TRIALS):
-                prompt = unique_prompt("Explain tides briefly")
+            for trial in range(_TRIALS):
+                # A number per trial: no trial's stored answer is a semantic match for
+                # another's (the numbers disagree), so each trial starts from nothing.
+                prompt = unique_prompt(f"Explain tides briefly, part {trial + 1}")
                 results = await _burst(client, gateway.base_url, prompt, 4)
-                layers = sorted(headers["x-gateway-cache"] for _, _, headers in results)
+                layers = sorted(_layer_and_reason(headers) for _, _, headers in results)
                 outcomes.append(
                     (
                         upstream_calls(upstream, prompt),
@@ -131,6 +138,14 @@ def test_identical_bursts_make_one_upstream_call_every_time(
         return outcomes
 
     outcomes = asyncio.run(trials())
-    assert [calls for calls, _, _, _ in outcomes] == [1] * _TRIALS
-    assert all(len(texts) == 1 for _, _, texts, _ in outcomes)
-    assert all(layers == ["exact", "exact", "exact", "miss"] for _, _, _, layers in outcomes)
+    wrong = [
+        (trial, calls, layers)
+        for trial, (calls, statuses, texts, layers) in enumerate(outcomes)
+        if calls != 1
+        or statuses != 1
+        or len(texts) != 1
+        or layers[:3] != ["exact"] * 3
+        or not layers[3].startswith("miss")
+    ]
+    # (trial, upstream calls, layer/reason of the four answers) of the first failures
+    assert not wrong, wrong[:5]
