@@ -55,6 +55,8 @@ class ChatContext:
     mismatch_kinds: tuple[str, ...] = ()
     classifier_rule: str | None = None
     stored: bool = False
+    # A matching entry was found but could not answer this request (`serve_check`).
+    entry_refused: bool = False
     coalesced: bool = False  # answered with a concurrent identical request's answer
     # memory: tokens of the injected block (0: none), how many items, and why nothing
     # was injected when memory was attempted (decision record only)

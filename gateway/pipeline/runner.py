@@ -16,7 +16,12 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from gateway.cache.protocols import CachedCompletion
-from gateway.completions import StreamAssembler, finished_normally, new_completion_id
+from gateway.completions import (
+    StreamAssembler,
+    finished_normally,
+    new_completion_id,
+    normalise_completion,
+)
 from gateway.errors import StoreUnavailableError, UpstreamError
 from gateway.pipeline.classify import ClassifyStage
 from gateway.pipeline.context import ChatContext
@@ -24,6 +29,7 @@ from gateway.pipeline.exact import ExactCacheStage
 from gateway.pipeline.memory import MemoryStage
 from gateway.pipeline.reasons import Layer, Reason
 from gateway.pipeline.semantic import SemanticCacheStage
+from gateway.pipeline.serve_check import why_not_servable
 from gateway.pipeline.single_flight import Flight, SingleFlight
 from gateway.providers.protocol import Provider
 
@@ -136,6 +142,9 @@ class ChatPipeline:
             and ctx.memory_tokens == 0
             and not ctx.cache_control.no_cache
             and not ctx.cache_control.no_store
+            # A follower on another replica polls the exact cache, where the entry
+            # this request refused still is until the leader replaces it.
+            and not ctx.entry_refused
         )
 
     def _serve_shared(self, ctx: ChatContext, completion: dict[str, Any]) -> CompletionOutcome:
@@ -166,6 +175,7 @@ class ChatPipeline:
         if ctx.cache_control.no_cache:
             ctx.decide(Layer.MISS, Reason.CLIENT_NO_CACHE)
             return None
+        exact_refusal: Reason | None = None
         if exact_read is not None:
             with ctx.timed("exact_lookup"):
                 try:
@@ -176,9 +186,14 @@ class ChatPipeline:
                     cached = None
                 else:
                     if cached is not None:
-                        ctx.decide(Layer.EXACT)
-                        return self._serve(ctx, cached)
-                    ctx.decide(Layer.MISS, Reason.NOT_FOUND)
+                        exact_refusal = why_not_servable(ctx, cached.completion)
+                        if exact_refusal is None:
+                            ctx.decide(Layer.EXACT)
+                            return self._serve(ctx, cached)
+                        ctx.entry_refused = True
+                        ctx.decide(Layer.MISS, exact_refusal)
+                    else:
+                        ctx.decide(Layer.MISS, Reason.NOT_FOUND)
         if self._semantic is not None and self._semantic_enabled(ctx):
             try:
                 cached = await self._semantic.lookup(ctx)
@@ -188,6 +203,9 @@ class ChatPipeline:
                 return None
             if cached is not None:
                 return self._serve(ctx, cached)
+        if exact_refusal is not None:
+            # The identical request's entry is the one that explains this miss.
+            ctx.decide(Layer.MISS, exact_refusal)
         return None
 
     def _store_failed(
@@ -239,6 +257,8 @@ class ChatPipeline:
     async def _store(self, ctx: ChatContext, completion: dict[str, Any]) -> None:
         if not self._should_store(ctx, completion):
             return
+        # One stored shape whether the answer came as JSON or as a stream.
+        completion = normalise_completion(completion)
         stored = False
         with ctx.timed("store"):
             if ctx.policy.exact_cache.enabled:

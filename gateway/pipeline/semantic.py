@@ -36,6 +36,7 @@ from gateway.embed.protocol import Embedder
 from gateway.nlp import detect_language
 from gateway.pipeline.context import ChatContext
 from gateway.pipeline.reasons import Layer, Reason
+from gateway.pipeline.serve_check import why_not_servable
 from gateway.policy.models import SemanticCachePolicy
 from gateway.review.protocol import Reviewer, ReviewVerdict
 from gateway.semantic.entities import EntityComparator
@@ -262,7 +263,14 @@ class SemanticCacheStage:
             if decision.error is not None:
                 self._failures.warning("reviewer failed (%s); candidate rejected", decision.error)
             if decision.accepted:
-                return SemanticHit(entry, similarity)
+                # A match that cannot give this request all it asks for is passed over.
+                refusal = why_not_servable(ctx, entry.completion)
+                if refusal is None:
+                    return SemanticHit(entry, similarity)
+                ctx.entry_refused = True
+                if reason is None:
+                    reason, ctx.similarity = refusal, similarity
+                continue
             ctx.mismatch_kinds += decision.mismatch_kinds
             if decision.reason is Reason.BELOW_THRESHOLD:
                 if reason is None:
