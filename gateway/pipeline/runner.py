@@ -186,7 +186,7 @@ class ChatPipeline:
                     cached = None
                 else:
                     if cached is not None:
-                        exact_refusal = why_not_servable(ctx, cached.completion)
+                        exact_refusal = why_not_servable(ctx, cached.completion, cached.created_at)
                         if exact_refusal is None:
                             ctx.decide(Layer.EXACT)
                             return self._serve(ctx, cached)
@@ -233,6 +233,7 @@ class ChatPipeline:
         """The stored answer as this request's answer: the gateway's id and the
         requested model name; usage says nothing was spent upstream."""
         usage = cached.completion.get("usage") or {}
+        ctx.served_age_seconds = max(0, int(time.time() - cached.created_at))
         ctx.tokens_saved = int(usage.get("total_tokens") or 0)
         ctx.saved_usage = dict(usage)
         completion = {

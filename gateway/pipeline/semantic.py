@@ -34,6 +34,7 @@ from gateway.cache.protocols import CachedCompletion
 from gateway.cache.vector_index import SemanticEntry, VectorIndex
 from gateway.embed.protocol import Embedder
 from gateway.nlp import detect_language
+from gateway.pipeline.cache_controls import entry_ttl_seconds
 from gateway.pipeline.context import ChatContext
 from gateway.pipeline.reasons import Layer, Reason
 from gateway.pipeline.serve_check import why_not_servable
@@ -264,7 +265,7 @@ class SemanticCacheStage:
                 self._failures.warning("reviewer failed (%s); candidate rejected", decision.error)
             if decision.accepted:
                 # A match that cannot give this request all it asks for is passed over.
-                refusal = why_not_servable(ctx, entry.completion)
+                refusal = why_not_servable(ctx, entry.completion, entry.created_at)
                 if refusal is None:
                     return SemanticHit(entry, similarity)
                 ctx.entry_refused = True
@@ -297,7 +298,7 @@ class SemanticCacheStage:
             query_text=ctx.query_text or "",
             completion=completion,
             created_at=now,
-            expires_at=now + ctx.policy.semantic_cache.ttl_seconds,
+            expires_at=now + entry_ttl_seconds(ctx, ctx.policy.semantic_cache.ttl_seconds),
             policy_version=ctx.policy.version,
             namespace=ctx.cache_namespace(),
         )
