@@ -1,9 +1,13 @@
 """Conversions between OpenAI chat-completion shapes.
 
-- `assemble_stream`: the chunks of a streamed answer -> one `chat.completion` object, so
-  a streamed miss can be stored like a non-streamed one.
+- `StreamAssembler`: the chunks of a streamed answer -> one `chat.completion` object, so
+  a streamed miss is stored like a non-streamed one: content, refusal, tool calls,
+  annotations (URL citations) and token logprobs included.
+- `normalise_completion`: the one shape both modes are stored in.
 - `replay_chunks`: a stored `chat.completion` -> the chunks a streaming client expects
-  (same content, tool calls, finish reason; usage chunk only when asked for).
+  (the same fields; usage chunk only when asked for).
+- `replay_gap`: what a stored answer lacks that a request asks for (logprobs, the
+  number of choices): such an entry must not answer that request.
 - `finished_normally`: whether every choice ended in a reason the policy allows.
 """
 
@@ -37,7 +41,15 @@ class StreamAssembler:
         for choice in chunk.get("choices") or []:
             index = int(choice.get("index", 0))
             state = self._choices.setdefault(
-                index, {"role": None, "content": None, "refusal": None, "finish_reason": None}
+                index,
+                {
+                    "role": None,
+                    "content": None,
+                    "refusal": None,
+                    "finish_reason": None,
+                    "annotations": None,
+                    "logprobs": None,
+                },
             )
             delta = choice.get("delta") or {}
             if delta.get("role"):
@@ -48,8 +60,25 @@ class StreamAssembler:
                     state[field] = (state[field] or "") + piece
             for call in delta.get("tool_calls") or []:
                 self._add_tool_call(index, call)
+            annotations = delta.get("annotations")
+            if isinstance(annotations, list) and annotations:
+                state["annotations"] = [*(state["annotations"] or []), *annotations]
+            self._add_logprobs(state, choice.get("logprobs"))
             if choice.get("finish_reason"):
                 state["finish_reason"] = choice["finish_reason"]
+
+    @staticmethod
+    def _add_logprobs(state: dict[str, Any], logprobs: Any) -> None:
+        """Each chunk carries the logprobs of its own tokens: joined in order, they are
+        the `choice.logprobs` a JSON answer has."""
+        if not isinstance(logprobs, Mapping):
+            return
+        joined = state["logprobs"] or {"content": None, "refusal": None}
+        for field in ("content", "refusal"):
+            tokens = logprobs.get(field)
+            if isinstance(tokens, list):
+                joined[field] = [*(joined[field] or []), *tokens]
+        state["logprobs"] = joined
 
     def _add_tool_call(self, choice_index: int, call: Mapping[str, Any]) -> None:
         calls = self._tool_calls.setdefault(choice_index, {})
@@ -80,8 +109,15 @@ class StreamAssembler:
             calls = self._tool_calls.get(index)
             if calls:
                 message["tool_calls"] = [calls[i] for i in sorted(calls)]
+            if state["annotations"]:
+                message["annotations"] = state["annotations"]
             choices.append(
-                {"index": index, "message": message, "finish_reason": state["finish_reason"]}
+                {
+                    "index": index,
+                    "message": message,
+                    "logprobs": state["logprobs"],
+                    "finish_reason": state["finish_reason"],
+                }
             )
         completion: dict[str, Any] = {
             "id": self._meta.get("id") or new_completion_id(),
@@ -97,9 +133,67 @@ class StreamAssembler:
         return completion
 
 
+def normalise_completion(completion: Mapping[str, Any]) -> dict[str, Any]:
+    """The stored form of an answer, whichever mode it arrived in: a `chat.completion`
+    whose every choice has `index`, `message` (with `role` and `content`), `logprobs`
+    (null when none) and `finish_reason`, as OpenAI's JSON answers have. Every other
+    field (refusal, tool calls, annotations, audio...) is kept as it came."""
+    choices = []
+    for position, choice in enumerate(completion.get("choices") or []):
+        message = dict(choice.get("message") or {})
+        message.setdefault("role", "assistant")
+        message.setdefault("content", None)
+        choices.append(
+            {
+                **choice,
+                "index": choice.get("index", position),
+                "message": message,
+                "logprobs": choice.get("logprobs"),
+                "finish_reason": choice.get("finish_reason"),
+            }
+        )
+    return {**completion, "object": "chat.completion", "choices": choices}
+
+
+def replay_gap(completion: Mapping[str, Any], body: Mapping[str, Any]) -> str | None:
+    """What `completion` cannot reproduce of what `body` asks for, or None when it can
+    answer it in full: `choices` (not `n` of them) or `logprobs` (asked for, and a
+    choice's text or refusal has none, e.g. an entry stored by a version that dropped
+    streamed logprobs). Serving it anyway would silently drop a field the client
+    relies on."""
+    choices = completion.get("choices") or []
+    wanted = body.get("n")
+    if len(choices) != (wanted if isinstance(wanted, int) and wanted > 0 else 1):
+        return "choices"
+    if body.get("logprobs") and not all(_has_logprobs(choice, body) for choice in choices):
+        return "logprobs"
+    return None
+
+
+def _has_logprobs(choice: Mapping[str, Any], body: Mapping[str, Any]) -> bool:
+    message = choice.get("message") or {}
+    logprobs = choice.get("logprobs")
+    if not isinstance(logprobs, Mapping):
+        # Only an answer with no text at all (tool calls alone) has none to give.
+        return not (message.get("content") or message.get("refusal"))
+    top = body.get("top_logprobs")
+    wants_alternatives = isinstance(top, int) and top > 0
+    for field in ("content", "refusal"):
+        if not message.get(field):
+            continue
+        tokens = logprobs.get(field)
+        if not isinstance(tokens, list) or not tokens:
+            return False
+        if wants_alternatives and not all(
+            isinstance(token, Mapping) and token.get("top_logprobs") for token in tokens
+        ):
+            return False
+    return True
+
+
 def finished_normally(completion: Mapping[str, Any], allowed: Iterable[str]) -> bool:
-    """Every choice ended with an allowed reason and says something (text or tool
-    calls): an empty answer, e.g. what a broken upstream stream leaves, is never
+    """Every choice ended with an allowed reason and says something (text, a refusal or
+    tool calls): an empty answer, e.g. what a broken upstream stream leaves, is never
     worth serving again."""
     allowed_reasons = set(allowed)
     choices = completion.get("choices") or []
@@ -113,13 +207,23 @@ def _has_answer(choice: Mapping[str, Any]) -> bool:
     content = message.get("content")
     has_text = isinstance(content, str) and content != ""
     has_parts = isinstance(content, list) and len(content) > 0
-    return has_text or has_parts or bool(message.get("tool_calls") or message.get("function_call"))
+    # A refusal (`content` null, `refusal` set) is what the provider answered: replayed
+    # like any other answer to the same request.
+    return (
+        has_text
+        or has_parts
+        or bool(message.get("refusal"))
+        or bool(message.get("tool_calls") or message.get("function_call"))
+    )
 
 
 def replay_chunks(
     completion: Mapping[str, Any], *, completion_id: str, include_usage: bool
 ) -> list[dict[str, Any]]:
-    """Chunks equivalent to `completion`, in the order OpenAI streams them."""
+    """Chunks equivalent to `completion`, in the order OpenAI streams them: role, text
+    (with its token logprobs), annotations, refusal (with its logprobs), tool calls,
+    the finish reason; then usage when asked for. Joined by a client (or by
+    `StreamAssembler`) they give back every field of `completion`."""
     base = {
         "id": completion_id,
         "object": "chat.completion.chunk",
@@ -130,21 +234,48 @@ def replay_chunks(
         base["system_fingerprint"] = completion["system_fingerprint"]
     chunks: list[dict[str, Any]] = []
 
-    def emit(index: int, delta: dict[str, Any], finish_reason: str | None = None) -> None:
-        choice = {"index": index, "delta": delta, "logprobs": None, "finish_reason": finish_reason}
+    def emit(
+        index: int,
+        delta: dict[str, Any],
+        finish_reason: str | None = None,
+        logprobs: dict[str, Any] | None = None,
+    ) -> None:
+        choice = {
+            "index": index,
+            "delta": delta,
+            "logprobs": logprobs,
+            "finish_reason": finish_reason,
+        }
         chunks.append({**base, "choices": [choice]})
 
     for choice in completion.get("choices") or []:
         index = choice.get("index", 0)
         message = choice.get("message") or {}
+        logprobs = choice.get("logprobs") if isinstance(choice.get("logprobs"), Mapping) else {}
         emit(index, {"role": message.get("role") or "assistant", "content": ""})
-        if message.get("content"):
-            emit(index, {"content": message["content"]})
+        content = message.get("content")
+        if isinstance(content, str) and content:
+            tokens = logprobs.get("content")
+            emit(index, {"content": content}, logprobs=_chunk_logprobs(tokens, "content"))
+        if message.get("annotations"):
+            emit(index, {"annotations": message["annotations"]})
         if message.get("refusal"):
-            emit(index, {"refusal": message["refusal"]})
+            tokens = logprobs.get("refusal")
+            emit(
+                index, {"refusal": message["refusal"]}, logprobs=_chunk_logprobs(tokens, "refusal")
+            )
         for position, call in enumerate(message.get("tool_calls") or []):
             emit(index, {"tool_calls": [{"index": position, **call}]})
         emit(index, {}, choice.get("finish_reason"))
     if include_usage and completion.get("usage"):
         chunks.append({**base, "choices": [], "usage": completion["usage"]})
     return chunks
+
+
+def _chunk_logprobs(tokens: Any, field: str) -> dict[str, Any] | None:
+    """A chunk's `logprobs` carrying `tokens` (the whole text's, as the text is sent in
+    one chunk) under `field`; None when there are none."""
+    if not isinstance(tokens, list) or not tokens:
+        return None
+    other = "refusal" if field == "content" else "content"
+    return {field: tokens, other: None}

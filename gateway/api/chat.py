@@ -10,13 +10,14 @@ from fastapi import APIRouter, Request, Response
 from fastapi.responses import StreamingResponse
 from starlette.background import BackgroundTask
 
+from gateway.api.cache_headers import request_cache_control
 from gateway.api.deps import authenticate, get_services, read_body, request_id
 from gateway.api.responses import SSE_DONE, json_response, sse_event, sse_from_list
 from gateway.api.schemas import ChatCompletionRequest, parse_body
 from gateway.api.scope import NAMESPACE_HEADER, SESSION_HEADER, memory_user, scope_header
 from gateway.completions import replay_chunks
 from gateway.errors import GatewayError, ModelNotFound
-from gateway.pipeline.context import CacheControl, ChatContext
+from gateway.pipeline.context import ChatContext
 from gateway.pipeline.reasons import Layer
 from gateway.pipeline.runner import CompletionOutcome
 from gateway.telemetry.recorder import DecisionRecorder
@@ -45,6 +46,9 @@ def _cache_headers(ctx: ChatContext) -> dict[str, str]:
         headers["x-gateway-similarity"] = f"{ctx.similarity:.4f}"
     if ctx.layer in (Layer.EXACT, Layer.SEMANTIC):
         headers["x-gateway-tokens-saved"] = str(ctx.tokens_saved)
+        if ctx.served_age_seconds is not None:
+            # HTTP's `Age`: how long ago the served answer was stored (cf. max-age).
+            headers["age"] = str(ctx.served_age_seconds)
     headers["x-gateway-memory-tokens"] = str(ctx.memory_tokens)
     if ctx.coalesced:
         # Served with the answer of a concurrent identical request (single flight).
@@ -66,7 +70,7 @@ async def chat_completions(request: Request) -> Response:
         model=parsed.model,
         body=body,
         policy=services.policies.resolve(principal.tenant, parsed.model),
-        cache_control=CacheControl.parse(request.headers.get("cache-control")),
+        cache_control=request_cache_control(request),
         user=memory_user(request, body.get("user")),
         session=scope_header(request, SESSION_HEADER),
         namespace=scope_header(request, NAMESPACE_HEADER),

@@ -20,6 +20,13 @@ another process:
     [[nosse]]        stream: answer 200 with an HTML page instead of events (a proxy's page)
     [[nosse:empty]]  stream: answer 200 with an empty event stream
     [[nosse:json]]   stream: answer with the plain JSON completion, as if `stream` was unset
+    [[refusal]]      refuse: `refusal` set and `content` null (JSON), `delta.refusal` (stream)
+    [[cite]]         the message carries a `url_citation` annotation over its first word
+                     (JSON: `message.annotations`; stream: `delta.annotations`)
+
+A request with `logprobs: true` gets token logprobs like OpenAI's (one token per word,
+`top_logprobs` alternatives each): `choice.logprobs.content` (or `.refusal`) in JSON,
+each chunk's `choice.logprobs` in a stream.
 
 `/v1/embeddings` reads its own markers in the input texts (chat ignores them):
 
@@ -147,26 +154,34 @@ def create_fake_upstream(log: UpstreamLog | None = None) -> Starlette:
                 }
             ]
             content, finish_reason = None, "tool_calls"
+        refusal: str | None = None
+        if "refusal" in markers and tool_calls is None:
+            content, refusal = None, f"I can't help with that (#{number})."
         completion_id = f"chatcmpl-fake{number}"
         usage = {"prompt_tokens": 10, "completion_tokens": 7, "total_tokens": 17}
+        answer = _Answer(content, refusal, tool_calls, finish_reason, "cite" in markers)
         if body.get("stream") and "nosse" in markers:
             return _no_sse(markers["nosse"], body, completion_id, content, finish_reason, usage)
         if body.get("stream"):
             return StreamingResponse(
-                _stream(body, completion_id, content, tool_calls, finish_reason, usage, markers),
+                _stream(body, completion_id, answer, usage, markers),
                 media_type="text/event-stream",
                 headers=headers,
             )
-        message: dict[str, Any] = {"role": "assistant", "content": content}
+        message: dict[str, Any] = {"role": "assistant", "content": content, "refusal": refusal}
         if tool_calls:
             message["tool_calls"] = tool_calls
+        if answer.cite and content:
+            message["annotations"] = [_citation(content)]
+        choice: dict[str, Any] = {"index": 0, "message": message, "finish_reason": finish_reason}
+        choice["logprobs"] = _logprobs(body, content, refusal) if body.get("logprobs") else None
         return _json(
             {
                 "id": completion_id,
                 "object": "chat.completion",
                 "created": int(time.time()),
                 "model": body.get("model", "fake"),
-                "choices": [{"index": 0, "message": message, "finish_reason": finish_reason}],
+                "choices": [choice],
                 "usage": usage,
             },
             headers=headers,
@@ -239,6 +254,66 @@ _BAD_SSE = {
 }
 
 
+@dataclass(frozen=True)
+class _Answer:
+    content: str | None
+    refusal: str | None
+    tool_calls: list[dict[str, Any]] | None
+    finish_reason: str
+    cite: bool  # a url_citation annotation over the first word
+
+
+def _words(text: str) -> list[str]:
+    """The text cut into tokens the way the stream sends them: words, each but the
+    first with its leading space."""
+    return [word if i == 0 else " " + word for i, word in enumerate(text.split(" "))]
+
+
+def _token_logprobs(tokens: list[str], top: int, start: int = 0) -> list[dict[str, Any]]:
+    """OpenAI's `ChatCompletionTokenLogprob` entries for `tokens` (the answer's from
+    position `start` on), made up but the same in JSON and in a stream."""
+    entries = []
+    for position, token in enumerate(tokens, start):
+        logprob = -round(0.01 * (position % 7 + 1), 4)
+        alternatives = [
+            {"token": token, "logprob": logprob, "bytes": list(token.encode())},
+            *(
+                {"token": f"{token}~{k}", "logprob": logprob - k, "bytes": None}
+                for k in range(1, top)
+            ),
+        ][:top]
+        entries.append(
+            {
+                "token": token,
+                "logprob": logprob,
+                "bytes": list(token.encode()),
+                "top_logprobs": alternatives,
+            }
+        )
+    return entries
+
+
+def _logprobs(body: dict[str, Any], content: str | None, refusal: str | None) -> dict[str, Any]:
+    top = int(body.get("top_logprobs") or 0)
+    return {
+        "content": _token_logprobs(_words(content), top) if content else None,
+        "refusal": _token_logprobs(_words(refusal), top) if refusal else None,
+    }
+
+
+def _citation(content: str) -> dict[str, Any]:
+    first = content.split(" ", 1)[0]
+    return {
+        "type": "url_citation",
+        "url_citation": {
+            "start_index": 0,
+            "end_index": len(first),
+            "title": "Fake source",
+            "url": "https://example.com/source",
+        },
+    }
+
+
 def _pseudo_vector(text: str, dimensions: int = 8) -> list[float]:
     digest = hashlib.sha256(text.encode()).digest()
     return [round(b / 255.0, 6) for b in digest[:dimensions]]
@@ -247,9 +322,7 @@ def _pseudo_vector(text: str, dimensions: int = 8) -> list[float]:
 async def _stream(
     body: dict[str, Any],
     completion_id: str,
-    content: str | None,
-    tool_calls: list[dict[str, Any]] | None,
-    finish_reason: str,
+    answer: _Answer,
     usage: dict[str, int],
     markers: dict[str, str],
 ) -> AsyncIterator[bytes]:
@@ -259,9 +332,13 @@ async def _stream(
         "created": int(time.time()),
         "model": body.get("model", "fake"),
     }
+    top = int(body.get("top_logprobs") or 0)
+    with_logprobs = bool(body.get("logprobs"))
 
-    def event(delta: dict[str, Any], finish: str | None = None) -> bytes:
-        choice = {"index": 0, "delta": delta, "finish_reason": finish}
+    def event(
+        delta: dict[str, Any], finish: str | None = None, logprobs: dict[str, Any] | None = None
+    ) -> bytes:
+        choice = {"index": 0, "delta": delta, "logprobs": logprobs, "finish_reason": finish}
         return b"data: " + orjson.dumps({**base, "choices": [choice]}) + b"\n\n"
 
     delay = float(markers["slowstream"]) if "slowstream" in markers else 0.0
@@ -272,18 +349,33 @@ async def _stream(
         return chunk
 
     yield event({"role": "assistant", "content": ""})
+    content = answer.content
     if content:
-        words = content.split(" ")
-        for position, word in enumerate(words):
-            yield await paced(event({"content": word if position == 0 else " " + word}))
+        for position, word in enumerate(_words(content)):
+            logprobs = (
+                {"content": _token_logprobs([word], top, position), "refusal": None}
+                if with_logprobs
+                else None
+            )
+            yield await paced(event({"content": word}, logprobs=logprobs))
             if "abort" in markers and position == 1:
                 raise ConnectionAbortedError("fake upstream drops the stream")
             if "badsse" in markers and position == 1:
                 yield _BAD_SSE.get(markers["badsse"], _BAD_SSE[""])
                 return
-    for position, call in enumerate(tool_calls or []):
+        if answer.cite:
+            yield await paced(event({"annotations": [_citation(content)]}))
+    if answer.refusal:
+        for position, word in enumerate(_words(answer.refusal)):
+            logprobs = (
+                {"content": None, "refusal": _token_logprobs([word], top, position)}
+                if with_logprobs
+                else None
+            )
+            yield await paced(event({"refusal": word}, logprobs=logprobs))
+    for position, call in enumerate(answer.tool_calls or []):
         yield await paced(event({"tool_calls": [{"index": position, **call}]}))
-    yield await paced(event({}, finish_reason))
+    yield await paced(event({}, answer.finish_reason))
     if (body.get("stream_options") or {}).get("include_usage"):
         yield b"data: " + orjson.dumps({**base, "choices": [], "usage": usage}) + b"\n\n"
     yield b"data: [DONE]\n\n"

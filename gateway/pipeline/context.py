@@ -17,17 +17,38 @@ from gateway.turn import ParsedTurn, parse_last_user_turn
 
 @dataclass(frozen=True, slots=True)
 class CacheControl:
-    """The request's `Cache-Control` directives that the gateway honours."""
+    """The request's cache controls that the gateway honours: `Cache-Control` directives
+    and the `x-gateway-cache-ttl` header (parsed in `gateway/api/cache_headers.py`)."""
 
     no_cache: bool = False  # skip lookups, still store
     no_store: bool = False  # never store this answer
+    # `max-age=N`: serve only an entry at most N seconds old (None: any age)
+    max_age_seconds: int | None = None
+    # `x-gateway-cache-ttl: N`: this answer's entries expire after N seconds, within
+    # the policy's bound (None: the layers' own `ttl_seconds`)
+    ttl_seconds: int | None = None
 
     @classmethod
-    def parse(cls, header: str | None) -> CacheControl:
+    def parse(cls, header: str | None, ttl_seconds: int | None = None) -> CacheControl:
         if not header:
-            return cls()
-        directives = {part.strip().split("=", 1)[0].lower() for part in header.split(",")}
-        return cls(no_cache="no-cache" in directives, no_store="no-store" in directives)
+            return cls(ttl_seconds=ttl_seconds)
+        names: set[str] = set()
+        max_ages: list[int] = []
+        for part in header.split(","):
+            name, _, value = part.strip().partition("=")
+            name = name.strip().lower()
+            names.add(name)
+            value = value.strip().strip('"')
+            # delta-seconds (RFC 9111): digits only; anything else is ignored, as an
+            # HTTP cache ignores a directive it cannot read. Repeated: the strictest.
+            if name == "max-age" and value.isascii() and value.isdigit() and len(value) <= 10:
+                max_ages.append(int(value))
+        return cls(
+            no_cache="no-cache" in names,
+            no_store="no-store" in names,
+            max_age_seconds=min(max_ages) if max_ages else None,
+            ttl_seconds=ttl_seconds,
+        )
 
 
 @dataclass(slots=True)
@@ -56,6 +77,8 @@ class ChatContext:
     mismatch_kinds: tuple[str, ...] = ()
     classifier_rule: str | None = None
     stored: bool = False
+    # A matching entry was found but could not answer this request (`serve_check`).
+    entry_refused: bool = False
     coalesced: bool = False  # answered with a concurrent identical request's answer
     # memory: tokens of the injected block (0: none), how many items, and why nothing
     # was injected when memory was attempted (decision record only)
@@ -67,6 +90,7 @@ class ChatContext:
     upstream: UpstreamReport = field(default_factory=UpstreamReport)
     tokens_saved: int = 0
     saved_usage: dict[str, Any] | None = None  # the served entry's original usage
+    served_age_seconds: int | None = None  # how old the served entry is (the `age` header)
     started_at: float = field(default_factory=time.perf_counter)
     timings_ms: dict[str, float] = field(default_factory=dict)
 

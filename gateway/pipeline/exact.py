@@ -8,6 +8,7 @@ from typing import Any
 
 from gateway.cache.keys import exact_cache_key
 from gateway.cache.protocols import CachedCompletion, ExactCache
+from gateway.pipeline.cache_controls import entry_ttl_seconds
 from gateway.pipeline.context import ChatContext
 from gateway.telemetry.throttled_log import ThrottledLogger
 
@@ -44,7 +45,8 @@ class ExactCacheStage:
             created_at=time.time(),
             namespace=ctx.cache_namespace(),
         )
-        await self._cache.put(self.key_for(ctx), entry, ctx.policy.exact_cache.ttl_seconds)
+        ttl_seconds = entry_ttl_seconds(ctx, ctx.policy.exact_cache.ttl_seconds)
+        await self._cache.put(self.key_for(ctx), entry, ttl_seconds)
 
     def report_failure(self, operation: str, exc: BaseException) -> None:
         self._failures.warning(

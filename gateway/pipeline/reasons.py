@@ -27,6 +27,10 @@ class Reason(StrEnum):
     QUERY_TOO_LONG = "query_too_long"  # the ask is longer than semantic matching is trusted for
     LONG_PROMPT = "long_prompt"  # a long turn with no material/ask split: exact cache only
     MATERIAL_ONLY = "material_only"  # material or attachments but no ask: exact cache only
+    # a matching entry lacks a field the request asks for (token logprobs, n choices)
+    REPLAY_INCOMPLETE = "replay_incomplete"
+    # a matching entry is older than the request's `Cache-Control: max-age`
+    OLDER_THAN_MAX_AGE = "older_than_max_age"
     # bypasses (never looked up, never stored)
     POLICY_DISABLED = "policy_disabled"
     TEMPERATURE_ABOVE_CAP = "temperature_above_cap"

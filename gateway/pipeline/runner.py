@@ -21,7 +21,12 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from gateway.cache.protocols import CachedCompletion
-from gateway.completions import StreamAssembler, finished_normally, new_completion_id
+from gateway.completions import (
+    StreamAssembler,
+    finished_normally,
+    new_completion_id,
+    normalise_completion,
+)
 from gateway.errors import StoreUnavailableError, UpstreamError
 from gateway.pipeline.classify import ClassifyStage
 from gateway.pipeline.context import ChatContext
@@ -29,6 +34,7 @@ from gateway.pipeline.exact import ExactCacheStage
 from gateway.pipeline.memory import MemoryStage
 from gateway.pipeline.reasons import Layer, Reason
 from gateway.pipeline.semantic import SemanticCacheStage
+from gateway.pipeline.serve_check import why_not_servable
 from gateway.pipeline.single_flight import Flight, Recheck, SingleFlight
 from gateway.policy.models import Policy
 from gateway.providers.protocol import Provider
@@ -177,6 +183,9 @@ class ChatPipeline:
             and ctx.memory_tokens == 0
             and not ctx.cache_control.no_cache
             and not ctx.cache_control.no_store
+            # A follower on another replica polls the exact cache, where the entry
+            # this request refused still is until the leader replaces it.
+            and not ctx.entry_refused
         )
 
     def _recheck_exact(self, ctx: ChatContext) -> Recheck | None:
@@ -187,7 +196,9 @@ class ChatPipeline:
 
         async def recheck() -> dict[str, Any] | None:
             cached = await self._exact.lookup(ctx)
-            return None if cached is None else cached.completion
+            if cached is None or why_not_servable(ctx, cached.completion, cached.created_at):
+                return None
+            return cached.completion
 
         return recheck
 
@@ -219,6 +230,7 @@ class ChatPipeline:
         if ctx.cache_control.no_cache:
             ctx.decide(Layer.MISS, Reason.CLIENT_NO_CACHE)
             return None
+        exact_refusal: Reason | None = None
         if exact_read is not None:
             with ctx.timed("exact_lookup"):
                 try:
@@ -229,9 +241,14 @@ class ChatPipeline:
                     cached = None
                 else:
                     if cached is not None:
-                        ctx.decide(Layer.EXACT)
-                        return self._serve(ctx, cached)
-                    ctx.decide(Layer.MISS, Reason.NOT_FOUND)
+                        exact_refusal = why_not_servable(ctx, cached.completion, cached.created_at)
+                        if exact_refusal is None:
+                            ctx.decide(Layer.EXACT)
+                            return self._serve(ctx, cached)
+                        ctx.entry_refused = True
+                        ctx.decide(Layer.MISS, exact_refusal)
+                    else:
+                        ctx.decide(Layer.MISS, Reason.NOT_FOUND)
         if self._semantic is not None and self._semantic_enabled(ctx):
             try:
                 cached = await self._semantic.lookup(ctx)
@@ -241,6 +258,9 @@ class ChatPipeline:
                 return None
             if cached is not None:
                 return self._serve(ctx, cached)
+        if exact_refusal is not None:
+            # The identical request's entry is the one that explains this miss.
+            ctx.decide(Layer.MISS, exact_refusal)
         return None
 
     def _store_failed(
@@ -268,6 +288,7 @@ class ChatPipeline:
         """The stored answer as this request's answer: the gateway's id and the
         requested model name; usage says nothing was spent upstream."""
         usage = cached.completion.get("usage") or {}
+        ctx.served_age_seconds = max(0, int(time.time() - cached.created_at))
         ctx.tokens_saved = int(usage.get("total_tokens") or 0)
         ctx.saved_usage = dict(usage)
         completion = {
@@ -310,6 +331,8 @@ class ChatPipeline:
         target = self._store_context(ctx)
         if target is None or not self._should_store(target, completion):
             return
+        # One stored shape whether the answer came as JSON or as a stream.
+        completion = normalise_completion(completion)
         stored = False
         with ctx.timed("store"):
             if target.policy.exact_cache.enabled:

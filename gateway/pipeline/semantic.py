@@ -34,8 +34,10 @@ from gateway.cache.protocols import CachedCompletion
 from gateway.cache.vector_index import SemanticEntry, VectorIndex
 from gateway.embed.protocol import Embedder
 from gateway.nlp import detect_language
+from gateway.pipeline.cache_controls import entry_ttl_seconds
 from gateway.pipeline.context import ChatContext
 from gateway.pipeline.reasons import Layer, Reason
+from gateway.pipeline.serve_check import why_not_servable
 from gateway.policy.models import SemanticCachePolicy
 from gateway.review.protocol import Reviewer, ReviewVerdict
 from gateway.semantic.entities import EntityComparator
@@ -267,7 +269,14 @@ class SemanticCacheStage:
             if decision.error is not None:
                 self._failures.warning("reviewer failed (%s); candidate rejected", decision.error)
             if decision.accepted:
-                return SemanticHit(entry, similarity)
+                # A match that cannot give this request all it asks for is passed over.
+                refusal = why_not_servable(ctx, entry.completion, entry.created_at)
+                if refusal is None:
+                    return SemanticHit(entry, similarity)
+                ctx.entry_refused = True
+                if reason is None:
+                    reason, ctx.similarity = refusal, similarity
+                continue
             ctx.mismatch_kinds += decision.mismatch_kinds
             if decision.reason is Reason.BELOW_THRESHOLD:
                 if reason is None:
@@ -294,7 +303,7 @@ class SemanticCacheStage:
             query_text=ctx.query_text or "",
             completion=completion,
             created_at=now,
-            expires_at=now + ctx.policy.semantic_cache.ttl_seconds,
+            expires_at=now + entry_ttl_seconds(ctx, ctx.policy.semantic_cache.ttl_seconds),
             policy_version=ctx.policy.version,
             namespace=ctx.cache_namespace(),
         )

@@ -28,6 +28,19 @@ class ExactCachePolicy(_Strict):
     ttl_seconds: int = Field(default=24 * 3600, ge=1)
 
 
+class ClientCacheControlPolicy(_Strict):
+    """What a request's own cache controls may change (README, "Response headers and
+    request controls"). `no-cache` and `no-store` are always honoured."""
+
+    # `Cache-Control: max-age=N`: serve only entries at most N seconds old (both layers).
+    honour_max_age: bool = True
+    # `x-gateway-cache-ttl: N`: this answer's entries expire after N seconds.
+    honour_ttl_header: bool = True
+    # The longest TTL a request may set. None: each layer's own `ttl_seconds`, so a
+    # request can shorten its entries' life but not make them outlive the policy.
+    max_ttl_seconds: int | None = Field(default=None, ge=1)
+
+
 class ReviewPolicy(_Strict):
     enabled: bool = True
     # A review that takes longer is abandoned and the candidate rejected
@@ -274,6 +287,7 @@ class Policy(_Strict):
     single_flight: SingleFlightPolicy = Field(default_factory=SingleFlightPolicy)
     telemetry: TelemetryPolicy = Field(default_factory=TelemetryPolicy)
     audit: AuditPolicy = Field(default_factory=AuditPolicy)
+    cache_control: ClientCacheControlPolicy = Field(default_factory=ClientCacheControlPolicy)
     # A response is stored only if every choice ended with one of these. `length`
     # (truncated) and `content_filter` never qualify.
     cacheable_finish_reasons: frozenset[str] = frozenset({"stop", "tool_calls"})

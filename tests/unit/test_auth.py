@@ -38,7 +38,9 @@ def test_open_mode_without_tenants() -> None:
 def test_cache_control_directives() -> None:
     assert CacheControl.parse(None) == CacheControl()
     assert CacheControl.parse("no-cache") == CacheControl(no_cache=True)
-    assert CacheControl.parse("No-Store, max-age=0") == CacheControl(no_store=True)
+    assert CacheControl.parse("No-Store, max-age=0") == CacheControl(
+        no_store=True, max_age_seconds=0
+    )
     assert CacheControl.parse("no-cache, no-store") == CacheControl(no_cache=True, no_store=True)
 
 
