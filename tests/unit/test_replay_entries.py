@@ -17,6 +17,7 @@ from gateway.pipeline.exact import ExactCacheStage
 from gateway.pipeline.reasons import Layer, Reason
 from gateway.pipeline.runner import ChatPipeline, CompletionOutcome, StreamOutcome
 from gateway.policy.models import Policy
+from gateway.providers.protocol import UpstreamReport
 from tests.unit.test_pipeline import MemoryCache
 
 REFUSAL = "I can't help with that."
@@ -46,7 +47,9 @@ class RefusingProvider:
     def has_model(self, model: str) -> bool:
         return True
 
-    async def complete(self, body: dict[str, Any]) -> dict[str, Any]:
+    async def complete(
+        self, body: dict[str, Any], *, report: UpstreamReport | None = None
+    ) -> dict[str, Any]:
         self.calls += 1
         message = {"role": "assistant", "content": None, "refusal": REFUSAL}
         choice = {
@@ -63,7 +66,9 @@ class RefusingProvider:
             "choices": [choice],
         }
 
-    async def stream(self, body: dict[str, Any]) -> AsyncGenerator[dict[str, Any], None]:
+    async def stream(
+        self, body: dict[str, Any], *, report: UpstreamReport | None = None
+    ) -> AsyncGenerator[dict[str, Any], None]:
         self.calls += 1
         yield _chunk({"role": "assistant", "content": None, "refusal": None})
         for token in TOKENS:
