@@ -1,0 +1,112 @@
+"""The adaptive operating point from bucket counters: it stays at the static default
+without evidence, moves down only as far as the evidence bounds the served precision,
+and moves back up at once when verdicts say the served set is worse."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+
+import pytest
+
+from gateway.adaptive.buckets import BucketStats, bucket_count, bucket_floor, bucket_of
+from gateway.adaptive.judge_error import JudgeErrorEstimate, JudgeErrors
+from gateway.adaptive.threshold import choose_threshold
+
+TARGET = 0.97
+STATIC = 0.97
+FLOOR = 0.80
+
+
+def _traffic(truth: Callable[[float], float], requests: int, judged_share: float) -> BucketStats:
+    rng = random.Random(7)
+    stats = BucketStats(floor=FLOOR)
+    for _ in range(requests):
+        similarity = rng.uniform(FLOOR, 1.0)
+        stats.add_traffic(similarity)
+        if rng.random() < judged_share:
+            stats.add_verdict(similarity, float(rng.random() < truth(similarity)))
+    return stats
+
+
+def test_buckets_cover_floor_to_one() -> None:
+    assert bucket_count(0.80) == 20
+    assert bucket_of(0.7999, 0.80) is None
+    assert bucket_of(0.80, 0.80) == 0
+    assert bucket_of(1.0, 0.80) == 19
+    assert bucket_of(0.955, 0.80) == 15
+    assert bucket_floor(15, 0.80) == pytest.approx(0.95)
+
+
+def test_without_evidence_the_static_default_holds() -> None:
+    point = choose_threshold(BucketStats(floor=FLOOR), TARGET, STATIC, FLOOR)
+    assert point.threshold == STATIC and point.precision is None
+
+
+def test_precise_traffic_moves_the_threshold_down() -> None:
+    point = choose_threshold(_traffic(lambda _: 0.995, 5000, 0.2), TARGET, STATIC, FLOOR)
+    assert point.threshold == pytest.approx(FLOOR)
+    assert point.lower_bound is not None and point.lower_bound >= TARGET
+
+
+def test_traffic_as_precise_as_the_calibration_keeps_it() -> None:
+    # The calibrated scale says what the dev sets measured: below 0.97, below target.
+    point = choose_threshold(_traffic(lambda s: s, 5000, 0.2), TARGET, STATIC, FLOOR)
+    assert point.threshold == STATIC
+
+
+def test_imprecise_traffic_never_goes_stricter_than_static() -> None:
+    point = choose_threshold(_traffic(lambda _: 0.90, 5000, 0.2), TARGET, STATIC, FLOOR)
+    assert point.threshold == STATIC
+    assert point.precision is not None and point.precision < TARGET
+
+
+def test_it_stops_above_a_region_of_wrong_answers() -> None:
+    point = choose_threshold(
+        _traffic(lambda s: 0.999 if s >= 0.88 else 0.6, 8000, 0.25), TARGET, STATIC, FLOOR
+    )
+    assert 0.84 <= point.threshold <= 0.90
+
+
+def test_false_hits_found_by_audits_tighten_at_once() -> None:
+    stats = _traffic(lambda _: 0.995, 3000, 0.2)
+    assert choose_threshold(stats, TARGET, STATIC, FLOOR).threshold < 0.9
+    for _ in range(60):  # audits of served hits in the low buckets: wrong answers
+        stats.add_verdict(0.81, 0.0)
+        stats.add_verdict(0.84, 0.0)
+    tightened = choose_threshold(stats, TARGET, STATIC, FLOOR)
+    assert tightened.threshold > 0.84
+
+
+def test_the_policy_floor_bounds_it() -> None:
+    point = choose_threshold(_traffic(lambda _: 1.0, 5000, 0.3), TARGET, STATIC, 0.90)
+    assert point.threshold == pytest.approx(0.90)
+
+
+def test_merging_adds_counters() -> None:
+    a, b = BucketStats(floor=FLOOR), BucketStats(floor=FLOOR)
+    a.add_traffic(0.95)
+    b.add_traffic(0.95)
+    b.add_verdict(0.95, 1.0)
+    a.merge(b)
+    assert a.traffic[15] == 2 and a.judged[15] == 1 and a.judged_same[15] == 1
+    with pytest.raises(ValueError):
+        a.merge(BucketStats(floor=0.5))
+
+
+def test_a_judge_with_errors_counts_less_than_a_perfect_one() -> None:
+    perfect, noisy = JudgeErrors(), JudgeErrors(miss_rate=0.05, false_accept_rate=0.05)
+    assert perfect.corrected(True, 0.9) == 1.0 and perfect.corrected(False, 0.9) == 0.0
+    assert 0.99 < noisy.corrected(True, 0.9) < 1.0
+    assert 0.0 < noisy.corrected(False, 0.9) < 0.5
+    with pytest.raises(ValueError):
+        JudgeErrors(miss_rate=0.6)
+
+
+def test_judge_error_rates_are_estimated_where_the_truth_is_known() -> None:
+    estimate = JudgeErrorEstimate(prior_verdicts=10)
+    for index in range(200):  # exact repeats: truly the same; the judge misses 10 %
+        estimate.record(truly_same=True, says_same=index % 10 != 0)
+    errors = estimate.errors()
+    assert 0.08 < errors.miss_rate < 0.12
+    assert errors.false_accept_rate == pytest.approx(0.1)  # the prior alone: 1 in 10
