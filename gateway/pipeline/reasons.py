@@ -36,3 +36,4 @@ class Reason(StrEnum):
     ENTITY_ID = "entity_id"
     UNRESOLVED_FOLLOWUP = "unresolved_followup"
     PERSONALIZED = "personalized"
+    NAMESPACE_LIMIT = "namespace_limit"  # the tenant already uses its cap of namespaces

@@ -22,6 +22,7 @@ from gateway.pipeline.classify import ClassifyStage
 from gateway.pipeline.context import ChatContext
 from gateway.pipeline.exact import ExactCacheStage
 from gateway.pipeline.memory import MemoryStage
+from gateway.pipeline.namespaces import NamespaceLimiter
 from gateway.pipeline.reasons import Layer, Reason
 from gateway.pipeline.semantic import SemanticCacheStage
 from gateway.pipeline.single_flight import Flight, SingleFlight
@@ -67,8 +68,10 @@ class ChatPipeline:
         memory: MemoryStage | None = None,
         on_store_failure: StoreFailureHook | None = None,
         single_flight: SingleFlight | None = None,
+        namespaces: NamespaceLimiter | None = None,
     ) -> None:
         self._provider = provider
+        self._namespaces = namespaces
         self._flights = single_flight
         self._on_store_failure = on_store_failure
         self._exact = exact
@@ -86,6 +89,12 @@ class ChatPipeline:
                 await _let_start(exact_read)
             with ctx.timed("classify"):
                 self._classify.run(ctx)
+                if (
+                    ctx.cacheable
+                    and self._namespaces is not None
+                    and not self._namespaces.admit(ctx.tenant, ctx.namespace)
+                ):
+                    ctx.decide(Layer.BYPASS, Reason.NAMESPACE_LIMIT)
         except BaseException:
             _abandon(exact_read)
             raise
