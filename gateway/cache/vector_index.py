@@ -14,7 +14,7 @@ SQLite row is fetched only for the few winners, so completions are never held in
 
 Capacity: the index holds at most `capacity.semantic_index` entries and bytes (globally
 and per tenant); past a cap the least recently used entry (stored, or returned by a
-search) is removed from memory and disk at once, so the vectors held stay bounded
+served) is removed from memory and disk at once, so the vectors held stay bounded
 however many fingerprints (namespaces) traffic creates. Partitions start at one row and
 shrink when mostly empty: a fingerprint with one entry costs one vector.
 
@@ -30,7 +30,7 @@ import logging
 import math
 import re
 import time
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -101,6 +101,10 @@ class VectorIndex(Protocol):
         ...
 
     async def count(self) -> int: ...
+
+    def touch(self, entry_id: str) -> None:
+        """The entry was served: it becomes the most recently used (for eviction)."""
+        ...
 
     async def purge(self, purge_filter: PurgeFilter) -> int: ...
 
@@ -248,6 +252,10 @@ class EmbeddedVectorIndex:
         self._recency: dict[str, OrderedDict[str, float]] = {}
         self._sizes: dict[str, tuple[str, int]] = {}  # entry_id -> (tenant, bytes)
         self._tenant_usage: dict[str, list[int]] = {}  # tenant -> [entries, bytes]
+        # Served entries, appended from the event loop (deque appends are thread-safe)
+        # and applied by the worker before its next eviction decision: a hit costs no
+        # extra trip to the worker thread.
+        self._touched: deque[str] = deque(maxlen=100_000)
 
     @classmethod
     async def open(
@@ -331,6 +339,7 @@ class EmbeddedVectorIndex:
         self._publish()
 
     def _add(self, entry: SemanticEntry, vector: Vector, payload: bytes) -> None:
+        self._apply_touches()
         self._store(entry, vector, payload)
         size_bytes = len(payload) + len(entry.query_text.encode()) + vector.shape[0] * 4
         self._forget(entry.entry_id)
@@ -419,12 +428,7 @@ class EmbeddedVectorIndex:
         # top_k is small: one primary-key lookup per hit (~10 us each) keeps the SQL static.
         lookup = self._db.connection.execute
         entries: dict[str, SemanticEntry] = {}
-        recency = self._recency
         for entry_id, _ in hits:
-            owner = self._sizes.get(entry_id)
-            if owner is not None:  # returned as a candidate: recently used
-                recency[owner[0]][entry_id] = now
-                recency[owner[0]].move_to_end(entry_id)
             row = lookup(
                 "SELECT tenant, model, fingerprint, query_text, completion, created_at, "
                 "expires_at FROM semantic_entries WHERE entry_id = ? AND expires_at > ?",
@@ -480,6 +484,17 @@ class EmbeddedVectorIndex:
         return int(deleted)
 
     # --- capacity (worker thread) -----------------------------------------------------
+
+    def _apply_touches(self) -> None:
+        now = self._clock()
+        touched = self._touched
+        while touched:
+            entry_id = touched.popleft()
+            owner = self._sizes.get(entry_id)
+            if owner is not None:
+                recency = self._recency[owner[0]]
+                recency[entry_id] = now
+                recency.move_to_end(entry_id)
 
     def _remember(self, entry_id: str, tenant: str, size_bytes: int, used_at: float) -> None:
         self._recency.setdefault(tenant, OrderedDict())[entry_id] = used_at
@@ -579,6 +594,9 @@ class EmbeddedVectorIndex:
     async def count(self) -> int:
         """Unexpired entries held."""
         return await self._db.run(self._count)
+
+    def touch(self, entry_id: str) -> None:
+        self._touched.append(entry_id)
 
     async def purge(self, purge_filter: PurgeFilter) -> int:
         return await self._db.run(lambda: self._purge(purge_filter))

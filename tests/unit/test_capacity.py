@@ -203,8 +203,9 @@ async def test_index_evicts_least_recently_used_from_memory_and_disk(tmp_path: P
     )
     for seed in range(3):
         await index.add(semantic_entry(f"e{seed}", fingerprint=f"fp{seed}"), vector_for(seed))
-    # Returned by a search: recently used, so "e1" and "e2" are older.
-    assert (await index.search("fp0", vector_for(0), 1))[0][0].entry_id == "e0"
+    # Searched for without being served changes nothing; served, "e0" is the newest.
+    assert (await index.search("fp1", vector_for(1), 1))[0][0].entry_id == "e1"
+    index.touch("e0")
     for seed in range(3, 5):
         await index.add(semantic_entry(f"e{seed}", fingerprint=f"fp{seed}"), vector_for(seed))
     assert await index.count() == 3
