@@ -12,7 +12,7 @@ import asyncio
 import contextlib
 import sqlite3
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TypeVar
@@ -179,22 +179,29 @@ class SQLiteExactCache:
             return
         stamps = [(at, key) for key, at in self._touches.items()]
         self._touches.clear()
+        self._db.connection.executemany(
+            "UPDATE exact_cache SET last_used_at = MAX(last_used_at, ?) WHERE key = ?", stamps
+        )
+
+    @contextlib.contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        """One commit for a write and what it evicts (each statement alone would commit
+        on its own). On failure the totals are recounted from the table."""
         connection = self._db.connection
         connection.execute("BEGIN")
         try:
-            connection.executemany(
-                "UPDATE exact_cache SET last_used_at = MAX(last_used_at, ?) WHERE key = ?",
-                stamps,
-            )
+            yield connection
         except BaseException:
             connection.execute("ROLLBACK")
+            self._counted = False
             raise
         connection.execute("COMMIT")
 
     def _enforce_all(self) -> None:
         self._ensure_counted()
-        self._flush_touches()
-        self._budget.enforce_all(self._db.connection)
+        with self._transaction() as connection:
+            self._flush_touches()
+            self._budget.enforce_all(connection)
 
     # --- the async API -------------------------------------------------------------------
 
@@ -211,7 +218,8 @@ class SQLiteExactCache:
                 return None
             self._touches[key] = now
             if len(self._touches) >= _TOUCH_BATCH:
-                self._flush_touches()
+                with self._transaction():
+                    self._flush_touches()
             return (row[0], row[1], row[2], row[3])
 
         row = await self._db.run(_get)
@@ -233,7 +241,10 @@ class SQLiteExactCache:
 
         def _put() -> None:
             self._ensure_counted()
-            connection = self._db.connection
+            with self._transaction() as connection:
+                _write(connection)
+
+        def _write(connection: sqlite3.Connection) -> None:
             previous = connection.execute(
                 "SELECT tenant, size_bytes FROM exact_cache WHERE key = ?", (key,)
             ).fetchone()
@@ -301,8 +312,8 @@ class SQLiteExactCache:
 
     async def close(self) -> None:
         def _last_touches() -> None:
-            with contextlib.suppress(sqlite3.Error):  # only LRU order would be lost
-                self._flush_touches()
+            with contextlib.suppress(sqlite3.Error), self._transaction():
+                self._flush_touches()  # on failure only LRU order is lost
 
         if self._db.is_open:
             await self._db.run(_last_touches)

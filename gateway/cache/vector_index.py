@@ -340,11 +340,22 @@ class EmbeddedVectorIndex:
 
     def _add(self, entry: SemanticEntry, vector: Vector, payload: bytes) -> None:
         self._apply_touches()
-        self._store(entry, vector, payload)
-        size_bytes = len(payload) + len(entry.query_text.encode()) + vector.shape[0] * 4
-        self._forget(entry.entry_id)
-        self._remember(entry.entry_id, entry.tenant, size_bytes, self._clock())
-        self._enforce(entry.tenant)
+        connection = self._db.connection
+        # One commit for the row and the rows it evicts. Should the eviction's DELETE
+        # fail, the rollback drops the new row too: memory then holds a vector without
+        # a row, which search skips (no row, no hit), and the evicted rows return only
+        # at the next start, where the cap applies again.
+        connection.execute("BEGIN")
+        try:
+            self._store(entry, vector, payload)
+            size_bytes = len(payload) + len(entry.query_text.encode()) + vector.shape[0] * 4
+            self._forget(entry.entry_id)
+            self._remember(entry.entry_id, entry.tenant, size_bytes, self._clock())
+            self._enforce(entry.tenant)
+        except BaseException:
+            connection.execute("ROLLBACK")
+            raise
+        connection.execute("COMMIT")
         self._publish()
 
     def _store(self, entry: SemanticEntry, vector: Vector, payload: bytes) -> None:
