@@ -347,11 +347,13 @@ class EmbeddedVectorIndex:
         # at the next start, where the cap applies again.
         connection.execute("BEGIN")
         try:
-            self._store(entry, vector, payload)
             size_bytes = len(payload) + len(entry.query_text.encode()) + vector.shape[0] * 4
             self._forget(entry.entry_id)
+            # Room first, then the write: the partition the entry joins need not grow
+            # for an entry that evicts another of the same partition.
+            self._enforce(entry.tenant, incoming_bytes=size_bytes)
+            self._store(entry, vector, payload)
             self._remember(entry.entry_id, entry.tenant, size_bytes, self._clock())
-            self._enforce(entry.tenant)
         except BaseException:
             connection.execute("ROLLBACK")
             raise
@@ -536,13 +538,20 @@ class EmbeddedVectorIndex:
             size += used[1]
         return entries, size
 
-    def _enforce(self, tenant: str) -> None:
+    def _enforce(self, tenant: str, incoming_bytes: int | None = None) -> None:
+        """Evict until the caps hold, or, with `incoming_bytes`, until one more entry of
+        that size fits."""
         limits = self._limits
         doomed: list[str] = []
+        extra_entries = 0 if incoming_bytes is None else 1
+        extra_bytes = incoming_bytes or 0
         if limits.max_entries_per_tenant is not None or limits.max_bytes_per_tenant is not None:
             while tenant in self._tenant_usage:
                 entries, size = self._tenant_usage[tenant]
-                if entries <= limits.tenant_entries() and size <= limits.tenant_bytes():
+                if (
+                    entries + extra_entries <= limits.tenant_entries()
+                    and size + extra_bytes <= limits.tenant_bytes()
+                ):
                     break
                 doomed.append(self._evict(next(iter(self._recency[tenant]))))
             if doomed and self._ledger is not None:
@@ -550,7 +559,10 @@ class EmbeddedVectorIndex:
         tenant_evictions = len(doomed)
         while True:
             entries, size = self._totals()
-            if (entries <= limits.max_entries and size <= limits.max_bytes) or not entries:
+            if not entries or (
+                entries + extra_entries <= limits.max_entries
+                and size + extra_bytes <= limits.max_bytes
+            ):
                 break
             # The globally least recently used: the oldest head among the tenants.
             oldest = min(self._recency.values(), key=lambda recency: next(iter(recency.values())))
