@@ -427,6 +427,8 @@ class EmbeddedVectorIndex:
     def _search(
         self, fingerprint: str, query: Vector, top_k: int
     ) -> list[tuple[SemanticEntry, float]]:
+        if self._touched:
+            self._apply_touches()  # or they would pile up while nothing is written
         partition = self._partitions.get(fingerprint)
         if partition is None or self._dimensions is None:
             return []
@@ -483,6 +485,7 @@ class EmbeddedVectorIndex:
         return len(doomed)
 
     def _sweep(self) -> int:
+        self._apply_touches()
         now = self._clock()
         deleted = self._db.connection.execute(
             "DELETE FROM semantic_entries WHERE expires_at <= ?", (now,)
