@@ -103,6 +103,26 @@ def test_capped_caches_evict_the_least_recently_used_and_report_it(
 
 
 @pytest.mark.parametrize("storage_backend", ["embedded"])
+def test_a_semantic_hit_keeps_its_entry_in_the_capped_index(
+    start_gateway: GatewayFactory, tmp_path: Path
+) -> None:
+    # Exact cache off: every repeat is served (or not) by the semantic index alone.
+    gateway, _ = gateway_with_policies(
+        start_gateway,
+        tmp_path,
+        {"default.yaml": "exact_cache: {enabled: false}\n"},
+        capacity={"semantic_index": {"max_entries": 2}},
+    )
+    first, second, third = (unique_prompt(question) for question in QUESTIONS[:3])
+    assert _ask(gateway, first)[0] == "miss"
+    assert _ask(gateway, second)[0] == "miss"
+    assert _ask(gateway, first)[0] == "semantic"  # served: now more recent than `second`
+    assert _ask(gateway, third)[0] == "miss"  # evicts the least recently used: `second`
+    assert _ask(gateway, first)[0] == "semantic"
+    assert _ask(gateway, second)[0] == "miss"
+
+
+@pytest.mark.parametrize("storage_backend", ["embedded"])
 def test_a_flooding_tenant_cannot_evict_another_tenants_entries(
     start_gateway: GatewayFactory,
 ) -> None:
