@@ -18,6 +18,9 @@ from gateway.cache.limits import StoreLimits
 
 # Rows read per eviction query: a write over the cap usually frees one or two.
 _EVICTION_BATCH = 32
+# Expired rows deleted per sweep step: each step is one job on the database thread, so
+# requests are served between steps of a large sweep.
+SWEEP_BATCH = 1000
 
 
 class TableBudget:
@@ -93,6 +96,21 @@ class TableBudget:
         return sum(self.enforce(connection, tenant) for tenant in list(self._entries)) + (
             self.enforce(connection, "")
         )
+
+    def sweep_step(self, connection: sqlite3.Connection, now: float) -> int:
+        """Delete up to `SWEEP_BATCH` rows expired by `now`; returns how many went (fewer
+        than the batch: the sweep is done)."""
+        swept = connection.execute(
+            f"DELETE FROM {self._table} WHERE rowid IN "  # noqa: S608
+            f"(SELECT rowid FROM {self._table} WHERE expires_at <= ? LIMIT ?) "
+            "RETURNING tenant, size_bytes",
+            (now, SWEEP_BATCH),
+        ).fetchall()
+        for tenant, size in swept:
+            self._change(tenant, -1, -int(size))
+        self.expired(len(swept))
+        self._publish()
+        return len(swept)
 
     def expired(self, count: int) -> None:
         if self._ledger is not None:

@@ -19,7 +19,7 @@ from typing import TypeVar
 
 import orjson
 
-from gateway.cache.budget import TableBudget
+from gateway.cache.budget import SWEEP_BATCH, TableBudget
 from gateway.cache.eviction import CapacityLedger
 from gateway.cache.limits import StoreLimits
 from gateway.cache.protocols import CachedCompletion
@@ -294,18 +294,16 @@ class SQLiteExactCache:
     async def sweep_expired(self) -> int:
         now = self._clock()
 
-        def _sweep() -> int:
-            connection = self._db.connection
-            deleted = int(
-                connection.execute("DELETE FROM exact_cache WHERE expires_at <= ?", (now,)).rowcount
-            )
-            if deleted or not self._counted:
-                self._budget.recount(connection)
-                self._counted = True
-            self._budget.expired(deleted)
-            return deleted
+        def _step() -> int:
+            self._ensure_counted()
+            return self._budget.sweep_step(self._db.connection, now)
 
-        return await self._db.run(_sweep)
+        deleted = 0
+        while True:
+            swept = await self._db.run(_step)
+            deleted += swept
+            if swept < SWEEP_BATCH:
+                return deleted
 
     async def ping(self) -> bool:
         return await self._db.ping()

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import orjson
 
-from gateway.cache.budget import TableBudget
+from gateway.cache.budget import SWEEP_BATCH, TableBudget
 from gateway.cache.embedded import SQLiteDatabase
 from gateway.cache.eviction import CapacityLedger
 from gateway.cache.limits import StoreLimits
@@ -285,18 +285,16 @@ class SQLiteSessionStore:
     async def sweep_expired(self) -> int:
         now = self._clock()
 
-        def _sweep() -> int:
-            connection = self._db.connection
-            deleted = int(
-                connection.execute("DELETE FROM sessions WHERE expires_at <= ?", (now,)).rowcount
-            )
-            if deleted or not self._counted:
-                self._budget.recount(connection)
-                self._counted = True
-            self._budget.expired(deleted)
-            return deleted
+        def _step() -> int:
+            self._ensure_counted()
+            return self._budget.sweep_step(self._db.connection, now)
 
-        return await self._db.run(_sweep)
+        deleted = 0
+        while True:
+            swept = await self._db.run(_step)
+            deleted += swept
+            if swept < SWEEP_BATCH:
+                return deleted
 
     async def load(self, tenant: str, user: str, session: str) -> list[SessionItem]:
         now = self._clock()
@@ -321,6 +319,13 @@ class SQLiteSessionStore:
 
         def _save() -> None:
             self._ensure_counted()
+            try:
+                _write()
+            except BaseException:
+                self._counted = False  # rolled back: recount before the next write
+                raise
+
+        def _write() -> None:
             with _transaction(self._db.connection) as connection:
                 previous = connection.execute(
                     "SELECT size_bytes FROM sessions WHERE tenant = ? AND user = ? AND session = ?",

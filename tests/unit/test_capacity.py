@@ -176,6 +176,20 @@ async def test_the_sweep_deletes_expired_exact_entries_from_disk(tmp_path: Path)
     await cache.close()
 
 
+async def test_a_sweep_larger_than_one_step_removes_everything_expired(tmp_path: Path) -> None:
+    ledger = CapacityLedger()
+    clock = Clock()
+    cache = await open_exact(tmp_path, StoreLimits(), ledger, clock)
+    for index in range(2500):
+        await cache.put(f"k{index}", completion("x"), ttl_seconds=10)
+    await cache.put("long", completion("long"), ttl_seconds=1000)
+    clock.now += 20
+    assert await cache.sweep_expired() == 2500
+    assert ledger.usage()["exact"].entries == 1
+    assert await cache.get("long") is not None
+    await cache.close()
+
+
 # --- semantic index ----------------------------------------------------------------------
 
 
