@@ -16,6 +16,8 @@ from gateway.api import admin, chat, dashboard, embeddings, health, memories, mo
 from gateway.api.errors import install_error_handlers
 from gateway.api.request_id import RequestIdMiddleware
 from gateway.auth import KeyRegistry
+from gateway.cache.eviction import CapacityLedger
+from gateway.cache.sweeper import start_sweeper, stop_sweeper
 from gateway.components import ComponentsFactory, load_components
 from gateway.memory.limits import ModelLimits, model_limits
 from gateway.memory.service import MemoryService
@@ -24,6 +26,7 @@ from gateway.pipeline.audit import HitAuditor
 from gateway.pipeline.classify import ClassifyStage
 from gateway.pipeline.exact import ExactCacheStage
 from gateway.pipeline.memory import MemoryStage
+from gateway.pipeline.namespaces import NamespaceLimiter
 from gateway.pipeline.runner import ChatPipeline
 from gateway.pipeline.semantic import SemanticCacheStage
 from gateway.pipeline.single_flight import SingleFlight
@@ -139,6 +142,36 @@ def _export_audit(metrics: GatewayMetrics, auditor: HitAuditor) -> None:
     )
 
 
+def _export_capacity(
+    metrics: GatewayMetrics, ledger: CapacityLedger, namespaces: NamespaceLimiter
+) -> None:
+    metrics.counter_at_scrape(
+        "gateway_cache_evictions",
+        "Entries the capped stores removed, by store and reason "
+        "(capacity, tenant_capacity, expired).",
+        ("store", "reason"),
+        lambda: [((store, reason), float(n)) for (store, reason), n in ledger.evictions().items()],
+    )
+    metrics.gauge_at_scrape(
+        "gateway_cache_entries",
+        "Entries held by each capped store (embedded backend).",
+        ("store",),
+        lambda: [((store,), float(u.entries)) for store, u in ledger.usage().items()],
+    )
+    metrics.gauge_at_scrape(
+        "gateway_cache_bytes",
+        "Bytes counted against each capped store's cap (embedded backend).",
+        ("store",),
+        lambda: [((store,), float(u.bytes)) for store, u in ledger.usage().items()],
+    )
+    metrics.counter_at_scrape(
+        "gateway_namespace_refusals",
+        "Requests not cached because their tenant already used its cap of namespaces.",
+        (),
+        lambda: [((), float(namespaces.refused_total))],
+    )
+
+
 def create_app(
     config: GatewayConfig,
     *,
@@ -152,7 +185,10 @@ def create_app(
         await _warm_up(provider)
         components = await components_factory(config, provider)
         storage = await open_storage(
-            config.storage, components.embedder.name, components.embedding_dimensions
+            config.storage,
+            components.embedder.name,
+            components.embedding_dimensions,
+            config.capacity,
         )
         semantic = SemanticCacheStage(
             components.embedder,
@@ -170,6 +206,10 @@ def create_app(
         auditor = HitAuditor(provider, components.reviewer)
         _export_audit(metrics, auditor)
         _export_policy_reloads(metrics, policies)
+        namespaces = NamespaceLimiter(
+            config.capacity.max_namespaces_per_tenant, config.capacity.namespace_idle_seconds
+        )
+        _export_capacity(metrics, storage.ledger, namespaces)
         app.state.services = Services(
             config=config,
             keys=KeyRegistry(config.auth),
@@ -185,6 +225,7 @@ def create_app(
                 on_store_failure=metrics.store_failure,
                 single_flight=_single_flight(storage),
                 policy_for=policies.resolve,
+                namespaces=namespaces,
             ),
             memory=memory,
             recorder=recorder,
@@ -203,6 +244,7 @@ def create_app(
         policy_watcher = asyncio.create_task(
             policies.watch(interval_seconds=config.policy_reload_seconds), name="policy-watcher"
         )
+        sweeper = start_sweeper(storage.sweep, config.capacity.sweep_interval_seconds)
         # Everything loaded so far (spaCy, the encoder, litellm: millions of objects)
         # lives as long as the app. Moved out of the collector's sight, it is no longer
         # re-scanned by every full collection: those scans were the gateway's worst
@@ -220,6 +262,7 @@ def create_app(
             if config.server.gc_freeze:
                 gc.unfreeze()
             await stop_watching(policy_watcher)
+            await stop_sweeper(sweeper)
             app.state.services = None
             await auditor.close()
             await storage.close()

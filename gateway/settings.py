@@ -21,6 +21,7 @@ from pydantic import (
     model_validator,
 )
 
+from gateway.cache.limits import CapacitySettings
 from gateway.yamlfile import YamlFileError, describe_validation_error, read_yaml_mapping
 
 DEFAULT_CONFIG_PATH = Path("config/gateway.yaml")
@@ -197,6 +198,8 @@ class GatewayConfig(_Strict):
     storage: StorageSettings = Field(default_factory=StorageSettings)
     auth: AuthSettings = Field(default_factory=AuthSettings)
     semantic: SemanticSettings = Field(default_factory=SemanticSettings)
+    # Caps, eviction and the expiry sweep of the caches (gateway/cache/limits.py).
+    capacity: CapacitySettings = Field(default_factory=CapacitySettings)
     # Relative paths (policies_dir, storage.path) are relative to the working
     # directory, as in LiteLLM's proxy config.
     policies_dir: Path = Path("policies")

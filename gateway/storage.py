@@ -8,6 +8,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from gateway.cache.embedded import SQLiteExactCache
+from gateway.cache.eviction import CapacityLedger
+from gateway.cache.limits import CapacitySettings
 from gateway.cache.locks import InProcessLock, Lock
 from gateway.cache.protocols import ExactCache
 from gateway.cache.vector_index import EmbeddedVectorIndex, VectorIndex, index_name_for
@@ -26,15 +28,34 @@ class Storage:
     sessions: SessionStore
     describe: Callable[[], Awaitable[dict[str, Any]]]  # for /readyz
     close: Callable[[], Awaitable[None]]
+    # Deletes expired entries (the background sweep); returns how many went.
+    sweep: Callable[[], Awaitable[int]]
+    # Entries, bytes and evictions of the capped stores (embedded; Redis evicts itself).
+    ledger: CapacityLedger
 
 
-async def open_storage(settings: StorageSettings, embedder_name: str, dimensions: int) -> Storage:
+async def _nothing_to_sweep() -> int:
+    return 0  # Redis expires keys itself
+
+
+async def open_storage(
+    settings: StorageSettings,
+    embedder_name: str,
+    dimensions: int,
+    capacity: CapacitySettings | None = None,
+) -> Storage:
     index_name = index_name_for(embedder_name, dimensions)
+    capacity = capacity or CapacitySettings()
     if settings.backend == "redis":
         return await _open_redis(settings, index_name, dimensions)
-    exact = await SQLiteExactCache.open(settings.path)
-    vectors = await EmbeddedVectorIndex.open(settings.path, index_name)
-    memories, sessions, memory_db = await open_embedded_memory(settings.path)
+    ledger = CapacityLedger()
+    exact = await SQLiteExactCache.open(settings.path, capacity.exact_cache, ledger)
+    vectors = await EmbeddedVectorIndex.open(
+        settings.path, index_name, limits=capacity.semantic_index, ledger=ledger
+    )
+    memories, sessions, memory_db = await open_embedded_memory(
+        settings.path, capacity.sessions, ledger
+    )
 
     async def describe() -> dict[str, Any]:
         available = await exact.ping() and await vectors.ping() and await memory_db.ping()
@@ -45,7 +66,25 @@ async def open_storage(settings: StorageSettings, embedder_name: str, dimensions
         await vectors.close()
         await exact.close()
 
-    return Storage("embedded", exact, vectors, InProcessLock(), memories, sessions, describe, close)
+    async def sweep() -> int:
+        return (
+            await exact.sweep_expired()
+            + await vectors.sweep_expired()
+            + await sessions.sweep_expired()
+        )
+
+    return Storage(
+        "embedded",
+        exact,
+        vectors,
+        InProcessLock(),
+        memories,
+        sessions,
+        describe,
+        close,
+        sweep,
+        ledger,
+    )
 
 
 async def _open_redis(settings: StorageSettings, index_name: str, dimensions: int) -> Storage:
@@ -75,4 +114,6 @@ async def _open_redis(settings: StorageSettings, index_name: str, dimensions: in
         RedisSessionStore(backend),
         describe,
         backend.close,
+        _nothing_to_sweep,
+        CapacityLedger(),
     )

@@ -1,6 +1,7 @@
 """Admin API (admin keys only: 401 without a valid key, 403 for a tenant key):
 
-    GET  /admin/stats               totals, reasons, latency, timeline, audit, memory
+    GET  /admin/stats               totals, reasons, latency, timeline, audit, memory,
+                                    capacity (entries, bytes, caps, evictions per store)
     GET  /admin/decisions?limit=N   the most recent decision records, newest first
     GET  /admin/policies            active policies, their sources, the last reload error
     POST /admin/policies/reload     reload now (the watcher also reloads on change)
@@ -21,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from gateway.api.deps import authenticate, bounded_int_param, get_services, read_body
 from gateway.api.responses import json_response
 from gateway.api.schemas import parse_body
+from gateway.cache.eviction import capacity_snapshot
 from gateway.cache.purge import PurgeFilter
 from gateway.errors import Forbidden, StoreUnavailableError
 from gateway.services import Services
@@ -49,6 +51,7 @@ async def stats(request: Request) -> Response:
     body: dict[str, Any] = services.recorder.stats.snapshot()
     body["audit"] = services.auditor.estimates()
     body["storage"] = await services.storage.describe()
+    body["capacity"] = capacity_snapshot(services.storage.ledger, services.config.capacity)
     return json_response(body)
 
 

@@ -2,21 +2,26 @@
 
 All SQLite work runs on one dedicated thread: the event loop never blocks on disk, and
 the single connection needs no locking. Entries survive restarts; expired ones are
-ignored on read and swept on open.
+ignored on read, swept on open and by the background sweep (`sweep_expired`). Past the
+configured caps (`capacity.exact_cache`) the least recently used entries are evicted.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sqlite3
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TypeVar
 
 import orjson
 
+from gateway.cache.budget import SWEEP_BATCH, TableBudget
+from gateway.cache.eviction import CapacityLedger
+from gateway.cache.limits import StoreLimits
 from gateway.cache.protocols import CachedCompletion
 from gateway.cache.purge import PurgeFilter
 
@@ -30,14 +35,32 @@ CREATE TABLE IF NOT EXISTS exact_cache (
     completion BLOB NOT NULL,
     created_at REAL NOT NULL,
     expires_at REAL NOT NULL,
-    namespace TEXT NOT NULL DEFAULT '{}'
+    namespace TEXT NOT NULL DEFAULT '{}',
+    size_bytes INTEGER NOT NULL DEFAULT 0,
+    last_used_at REAL NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS exact_cache_expires ON exact_cache (expires_at);
 CREATE INDEX IF NOT EXISTS exact_cache_tenant ON exact_cache (tenant, model);
 """
 
+EXACT_CACHE_MIGRATIONS = (
+    ("exact_cache", "namespace", "TEXT NOT NULL DEFAULT '{}'"),
+    ("exact_cache", "size_bytes", "INTEGER NOT NULL DEFAULT 0"),
+    ("exact_cache", "last_used_at", "REAL NOT NULL DEFAULT 0"),
+)
 
-EXACT_CACHE_MIGRATIONS = (("exact_cache", "namespace", "TEXT NOT NULL DEFAULT '{}'"),)
+# On columns an older file gains through the migrations: created after them. Rows of an
+# older file get their size once (and count as least recently used).
+EXACT_CACHE_INDEXES = """
+CREATE INDEX IF NOT EXISTS exact_cache_lru ON exact_cache (last_used_at);
+CREATE INDEX IF NOT EXISTS exact_cache_tenant_lru ON exact_cache (tenant, last_used_at);
+UPDATE exact_cache SET size_bytes = length(completion) + length(key) + length(namespace)
+    WHERE size_bytes = 0;
+"""
+
+# Hits stamp `last_used_at` in batches (one transaction per batch, not one write per
+# hit); pending stamps are written before any eviction decision.
+_TOUCH_BATCH = 64
 
 
 class SQLiteDatabase:
@@ -48,9 +71,15 @@ class SQLiteDatabase:
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sqlite")
         self._connection: sqlite3.Connection | None = None
 
-    async def open(self, schema: str, migrations: tuple[tuple[str, str, str], ...] = ()) -> None:
+    async def open(
+        self,
+        schema: str,
+        migrations: tuple[tuple[str, str, str], ...] = (),
+        after_migrations: str = "",
+    ) -> None:
         """`migrations`: (table, column, definition) added when an older file lacks
-        them, so a data directory written by an older version keeps working."""
+        them, so a data directory written by an older version keeps working;
+        `after_migrations`: a script that needs those columns (their indexes)."""
 
         def _open() -> None:
             self._path.parent.mkdir(parents=True, exist_ok=True)
@@ -65,6 +94,8 @@ class SQLiteDatabase:
                 columns = {row[1] for row in connection.execute(f"PRAGMA table_info({table})")}
                 if column not in columns:
                     connection.execute(f"ALTER TABLE {table} ADD COLUMN {column} {definition}")
+            if after_migrations:
+                connection.executescript(after_migrations)
             self._connection = connection
 
         await self.run(_open)
@@ -79,6 +110,10 @@ class SQLiteDatabase:
             # A sqlite3 error, so callers handle "closed" like any other store failure.
             raise sqlite3.ProgrammingError("database is not open")
         return self._connection
+
+    @property
+    def is_open(self) -> bool:
+        return self._connection is not None
 
     async def ping(self) -> bool:
         """Whether the database answers; False once closed or broken."""
@@ -103,17 +138,72 @@ class SQLiteDatabase:
 
 
 class SQLiteExactCache:
-    def __init__(self, database: SQLiteDatabase, clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self,
+        database: SQLiteDatabase,
+        clock: Callable[[], float] = time.time,
+        limits: StoreLimits | None = None,
+        ledger: CapacityLedger | None = None,
+    ) -> None:
         self._db = database
         self._clock = clock
+        self._budget = TableBudget("exact_cache", "exact", limits or StoreLimits(), ledger)
+        self._counted = False
+        # key -> when it was last served; written by `_flush_touches`.
+        self._touches: dict[str, float] = {}
 
     @classmethod
-    async def open(cls, data_dir: Path) -> SQLiteExactCache:
+    async def open(
+        cls,
+        data_dir: Path,
+        limits: StoreLimits | None = None,
+        ledger: CapacityLedger | None = None,
+    ) -> SQLiteExactCache:
         database = SQLiteDatabase(data_dir / "gateway.sqlite3")
-        await database.open(EXACT_CACHE_SCHEMA, EXACT_CACHE_MIGRATIONS)
-        cache = cls(database)
+        await database.open(EXACT_CACHE_SCHEMA, EXACT_CACHE_MIGRATIONS, EXACT_CACHE_INDEXES)
+        cache = cls(database, limits=limits, ledger=ledger)
         await cache.sweep_expired()
+        # A cap lowered since the last run applies at once.
+        await database.run(cache._enforce_all)
         return cache
+
+    # --- worker-thread helpers -----------------------------------------------------------
+
+    def _ensure_counted(self) -> None:
+        if not self._counted:
+            self._budget.recount(self._db.connection)
+            self._counted = True
+
+    def _flush_touches(self) -> None:
+        if not self._touches:
+            return
+        stamps = [(at, key) for key, at in self._touches.items()]
+        self._touches.clear()
+        self._db.connection.executemany(
+            "UPDATE exact_cache SET last_used_at = MAX(last_used_at, ?) WHERE key = ?", stamps
+        )
+
+    @contextlib.contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        """One commit for a write and what it evicts (each statement alone would commit
+        on its own). On failure the totals are recounted from the table."""
+        connection = self._db.connection
+        connection.execute("BEGIN")
+        try:
+            yield connection
+        except BaseException:
+            connection.execute("ROLLBACK")
+            self._counted = False
+            raise
+        connection.execute("COMMIT")
+
+    def _enforce_all(self) -> None:
+        self._ensure_counted()
+        with self._transaction() as connection:
+            self._flush_touches()
+            self._budget.enforce_all(connection)
+
+    # --- the async API -------------------------------------------------------------------
 
     async def get(self, key: str) -> CachedCompletion | None:
         now = self._clock()
@@ -124,7 +214,13 @@ class SQLiteExactCache:
                 "WHERE key = ? AND expires_at > ?",
                 (key, now),
             ).fetchone()
-            return None if row is None else (row[0], row[1], row[2], row[3])
+            if row is None:
+                return None
+            self._touches[key] = now
+            if len(self._touches) >= _TOUCH_BATCH:
+                with self._transaction():
+                    self._flush_touches()
+            return (row[0], row[1], row[2], row[3])
 
         row = await self._db.run(_get)
         if row is None:
@@ -136,17 +232,44 @@ class SQLiteExactCache:
 
     async def put(self, key: str, entry: CachedCompletion, ttl_seconds: int) -> None:
         payload = orjson.dumps(entry.completion)
-        expires_at = self._clock() + ttl_seconds
+        now = self._clock()
+        expires_at = now + ttl_seconds
 
         namespace = orjson.dumps(entry.namespace).decode()
+        # What the entry costs on disk, near enough: the row's variable-size columns.
+        size_bytes = len(payload) + len(key) + len(namespace)
 
         def _put() -> None:
-            self._db.connection.execute(
+            self._ensure_counted()
+            with self._transaction() as connection:
+                _write(connection)
+
+        def _write(connection: sqlite3.Connection) -> None:
+            previous = connection.execute(
+                "SELECT tenant, size_bytes FROM exact_cache WHERE key = ?", (key,)
+            ).fetchone()
+            connection.execute(
                 "INSERT OR REPLACE INTO exact_cache "
-                "(key, tenant, model, completion, created_at, expires_at, namespace) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (key, entry.tenant, entry.model, payload, entry.created_at, expires_at, namespace),
+                "(key, tenant, model, completion, created_at, expires_at, namespace, "
+                "size_bytes, last_used_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    key,
+                    entry.tenant,
+                    entry.model,
+                    payload,
+                    entry.created_at,
+                    expires_at,
+                    namespace,
+                    size_bytes,
+                    now,
+                ),
             )
+            self._budget.added(
+                entry.tenant, size_bytes, None if previous is None else (previous[0], previous[1])
+            )
+            self._touches.pop(key, None)
+            self._flush_touches()
+            self._budget.enforce(connection, entry.tenant)
 
         await self._db.run(_put)
 
@@ -162,6 +285,8 @@ class SQLiteExactCache:
                 if purge_filter.matches(row[1], row[2], orjson.loads(row[3] or "{}"), row[0])
             ]
             connection.executemany("DELETE FROM exact_cache WHERE key = ?", doomed)
+            self._budget.recount(connection)
+            self._counted = True
             return len(doomed)
 
         return await self._db.run(_purge)
@@ -169,16 +294,25 @@ class SQLiteExactCache:
     async def sweep_expired(self) -> int:
         now = self._clock()
 
-        def _sweep() -> int:
-            cursor = self._db.connection.execute(
-                "DELETE FROM exact_cache WHERE expires_at <= ?", (now,)
-            )
-            return cursor.rowcount
+        def _step() -> int:
+            self._ensure_counted()
+            return self._budget.sweep_step(self._db.connection, now)
 
-        return await self._db.run(_sweep)
+        deleted = 0
+        while True:
+            swept = await self._db.run(_step)
+            deleted += swept
+            if swept < SWEEP_BATCH:
+                return deleted
 
     async def ping(self) -> bool:
         return await self._db.ping()
 
     async def close(self) -> None:
+        def _last_touches() -> None:
+            with contextlib.suppress(sqlite3.Error), self._transaction():
+                self._flush_touches()  # on failure only LRU order is lost
+
+        if self._db.is_open:
+            await self._db.run(_last_touches)
         await self._db.close()

@@ -324,6 +324,10 @@ class RedisVectorIndex:
             return None
         return entry, cosine
 
+    def touch(self, entry_id: str) -> None:
+        """Nothing to do: Redis's own `maxmemory` policy decides what goes (see the
+        README's Redis section)."""
+
     async def count(self) -> int:
         """Unexpired entries held."""
         await self.ensure_index()

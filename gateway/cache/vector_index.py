@@ -12,6 +12,12 @@ and an argpartition for the top k: exact, no approximate index to tune or rebuil
 100k entries in one partition that is ~200 MB streamed per query, ~6 ms on one core; the
 SQLite row is fetched only for the few winners, so completions are never held in memory.
 
+Capacity: the index holds at most `capacity.semantic_index` entries and bytes (globally
+and per tenant); past a cap the least recently used entry (stored, or returned by a
+served) is removed from memory and disk at once, so the vectors held stay bounded
+however many fingerprints (namespaces) traffic creates. Partitions start at one row and
+shrink when mostly empty: a fingerprint with one entry costs one vector.
+
 Threading: all work (SQLite and the numpy search) runs on the database's single worker
 thread. The in-memory partitions are therefore touched by one thread only and need no
 locks, and numpy releases the GIL during the product, so the event loop keeps serving.
@@ -24,6 +30,7 @@ import logging
 import math
 import re
 import time
+from collections import OrderedDict, deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,6 +41,8 @@ import numpy.typing as npt
 import orjson
 
 from gateway.cache.embedded import SQLiteDatabase
+from gateway.cache.eviction import CapacityLedger, EvictionReason
+from gateway.cache.limits import StoreLimits
 from gateway.cache.purge import PurgeFilter
 
 logger = logging.getLogger(__name__)
@@ -42,7 +51,9 @@ Vector = npt.NDArray[np.float32]
 
 # Little-endian on disk whatever the host, so a data directory can move between machines.
 _DISK_DTYPE = np.dtype("<f4")
-_INITIAL_CAPACITY = 16
+# One row: most fingerprints (one per namespace, model, parameters...) hold few entries,
+# and a partition sized for 16 cost 32 KiB each at 512 dimensions.
+_INITIAL_CAPACITY = 1
 _INDEX_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 _UNSAFE = re.compile(r"[^a-z0-9._-]+")
 
@@ -90,6 +101,10 @@ class VectorIndex(Protocol):
         ...
 
     async def count(self) -> int: ...
+
+    def touch(self, entry_id: str) -> None:
+        """The entry was served: it becomes the most recently used (for eviction)."""
+        ...
 
     async def purge(self, purge_filter: PurgeFilter) -> int: ...
 
@@ -152,6 +167,29 @@ class _Partition:
         expires[: self.size] = self.expires[: self.size]
         self.vectors, self.expires = vectors, expires
 
+    def remove(self, row: int) -> str | None:
+        """Drop one row by moving the last row into its place (order does not matter:
+        search sorts by score); returns the id now at `row`, if one moved."""
+        last = self.size - 1
+        moved: str | None = None
+        if row != last:
+            self.vectors[row] = self.vectors[last]
+            self.expires[row] = self.expires[last]
+            moved = self.ids[row] = self.ids[last]
+        self.ids.pop()
+        self.size = last
+        capacity = len(self.expires)
+        if capacity > _INITIAL_CAPACITY and capacity >= 4 * max(self.size, 1):
+            self._resize(capacity // 2)
+        return moved
+
+    def _resize(self, capacity: int) -> None:
+        vectors = np.empty((capacity, self.vectors.shape[1]), dtype=np.float32)
+        vectors[: self.size] = self.vectors[: self.size]
+        expires = np.empty(capacity, dtype=np.float64)
+        expires[: self.size] = self.expires[: self.size]
+        self.vectors, self.expires = vectors, expires
+
     def live(self, now: float) -> int:
         return int(np.count_nonzero(self.expires[: self.size] > now))
 
@@ -197,6 +235,8 @@ class EmbeddedVectorIndex:
         database: SQLiteDatabase,
         clock: Callable[[], float] = time.time,
         name: str = "semantic",
+        limits: StoreLimits | None = None,
+        ledger: CapacityLedger | None = None,
     ) -> None:
         self._db = database
         self._name = name
@@ -205,10 +245,26 @@ class EmbeddedVectorIndex:
         self._partitions: dict[str, _Partition] = {}
         # entry_id -> (fingerprint, row): re-adding an id replaces its vector.
         self._rows: dict[str, tuple[str, int]] = {}
+        self._limits = limits or StoreLimits()
+        self._ledger = ledger
+        # LRU bookkeeping, per tenant: entry_id -> last used (oldest first), and what
+        # each entry counts against the caps.
+        self._recency: dict[str, OrderedDict[str, float]] = {}
+        self._sizes: dict[str, tuple[str, int]] = {}  # entry_id -> (tenant, bytes)
+        self._tenant_usage: dict[str, list[int]] = {}  # tenant -> [entries, bytes]
+        # Served entries, appended from the event loop (deque appends are thread-safe)
+        # and applied by the worker before its next eviction decision: a hit costs no
+        # extra trip to the worker thread.
+        self._touched: deque[str] = deque(maxlen=100_000)
 
     @classmethod
     async def open(
-        cls, data_dir: Path, index_name: str, clock: Callable[[], float] = time.time
+        cls,
+        data_dir: Path,
+        index_name: str,
+        clock: Callable[[], float] = time.time,
+        limits: StoreLimits | None = None,
+        ledger: CapacityLedger | None = None,
     ) -> EmbeddedVectorIndex:
         if not _INDEX_NAME.fullmatch(index_name):
             raise ValueError(f"unsafe index name {index_name!r}; use index_name_for()")
@@ -216,7 +272,7 @@ class EmbeddedVectorIndex:
         await database.open(
             SEMANTIC_SCHEMA, (("semantic_entries", "namespace", "TEXT NOT NULL DEFAULT '{}'"),)
         )
-        index = cls(database, clock=clock, name=index_name)
+        index = cls(database, clock=clock, name=index_name, limits=limits, ledger=ledger)
         try:
             await database.run(index._load)
         except BaseException:
@@ -227,6 +283,11 @@ class EmbeddedVectorIndex:
     @property
     def dimensions(self) -> int | None:
         return self._dimensions
+
+    @property
+    def partitions(self) -> int:
+        """Fingerprints held in memory (each one matrix): for stats and benchmarks."""
+        return len(self._partitions)
 
     # --- worker-thread functions: the only code that touches the partitions ------------
 
@@ -250,8 +311,11 @@ class EmbeddedVectorIndex:
             self._partitions[fingerprint] = _Partition(self._dimensions, capacity)
         expected_bytes = self._dimensions * _DISK_DTYPE.itemsize
         skipped = 0
-        for entry_id, fingerprint, expires_at, blob in connection.execute(
-            "SELECT entry_id, fingerprint, expires_at, vector FROM semantic_entries"
+        # Oldest first: after a restart, recency starts from creation order.
+        for entry_id, fingerprint, expires_at, blob, tenant, size, created_at in connection.execute(
+            "SELECT entry_id, fingerprint, expires_at, vector, tenant, "
+            "length(completion) + length(CAST(query_text AS BLOB)) + length(vector), "
+            "created_at FROM semantic_entries ORDER BY created_at"
         ):
             if len(blob) != expected_bytes:
                 skipped += 1
@@ -259,6 +323,7 @@ class EmbeddedVectorIndex:
             vector = np.frombuffer(blob, dtype=_DISK_DTYPE)
             row_number = self._partitions[fingerprint].append(entry_id, vector, expires_at)
             self._rows[entry_id] = (fingerprint, row_number)
+            self._remember(entry_id, tenant, int(size), float(created_at))
         if skipped:
             logger.warning("semantic index: skipped %d rows of the wrong dimension", skipped)
         logger.info(
@@ -268,8 +333,34 @@ class EmbeddedVectorIndex:
             len(self._partitions),
             swept,
         )
+        # A cap lowered since the last run applies at once.
+        for tenant in list(self._recency):
+            self._enforce(tenant)
+        self._publish()
 
     def _add(self, entry: SemanticEntry, vector: Vector, payload: bytes) -> None:
+        self._apply_touches()
+        connection = self._db.connection
+        # One commit for the row and the rows it evicts. Should the eviction's DELETE
+        # fail, the rollback drops the new row too: memory then holds a vector without
+        # a row, which search skips (no row, no hit), and the evicted rows return only
+        # at the next start, where the cap applies again.
+        connection.execute("BEGIN")
+        try:
+            size_bytes = len(payload) + len(entry.query_text.encode()) + vector.shape[0] * 4
+            self._forget(entry.entry_id)
+            # Room first, then the write: the partition the entry joins need not grow
+            # for an entry that evicts another of the same partition.
+            self._enforce(entry.tenant, incoming_bytes=size_bytes)
+            self._store(entry, vector, payload)
+            self._remember(entry.entry_id, entry.tenant, size_bytes, self._clock())
+        except BaseException:
+            connection.execute("ROLLBACK")
+            raise
+        connection.execute("COMMIT")
+        self._publish()
+
+    def _store(self, entry: SemanticEntry, vector: Vector, payload: bytes) -> None:
         connection = self._db.connection
         if self._dimensions is None:
             self._dimensions = int(vector.shape[0])
@@ -329,12 +420,15 @@ class EmbeddedVectorIndex:
             # A tombstone's id may live on in another partition: forget only this row.
             if self._rows.get(entry_id) == (fingerprint, old_row):
                 del self._rows[entry_id]
+                self._forget(entry_id)
         for row_number, entry_id in enumerate(partition.ids):
             self._rows[entry_id] = (fingerprint, row_number)
 
     def _search(
         self, fingerprint: str, query: Vector, top_k: int
     ) -> list[tuple[SemanticEntry, float]]:
+        if self._touched:
+            self._apply_touches()  # or they would pile up while nothing is written
         partition = self._partitions.get(fingerprint)
         if partition is None or self._dimensions is None:
             return []
@@ -386,9 +480,12 @@ class EmbeddedVectorIndex:
             if place is not None:
                 # A tombstone: search skips it as expired, the next compaction drops it.
                 self._partitions[place[0]].expires[place[1]] = -math.inf
+            self._forget(entry_id)
+        self._publish()
         return len(doomed)
 
     def _sweep(self) -> int:
+        self._apply_touches()
         now = self._clock()
         deleted = self._db.connection.execute(
             "DELETE FROM semantic_entries WHERE expires_at <= ?", (now,)
@@ -397,7 +494,109 @@ class EmbeddedVectorIndex:
             self._compact(fingerprint, partition, now)
             if partition.size == 0:
                 del self._partitions[fingerprint]
+        if self._ledger is not None:
+            self._ledger.evicted("semantic", EvictionReason.EXPIRED, int(deleted))
+        self._publish()
         return int(deleted)
+
+    # --- capacity (worker thread) -----------------------------------------------------
+
+    def _apply_touches(self) -> None:
+        now = self._clock()
+        touched = self._touched
+        while touched:
+            entry_id = touched.popleft()
+            owner = self._sizes.get(entry_id)
+            if owner is not None:
+                recency = self._recency[owner[0]]
+                recency[entry_id] = now
+                recency.move_to_end(entry_id)
+
+    def _remember(self, entry_id: str, tenant: str, size_bytes: int, used_at: float) -> None:
+        self._recency.setdefault(tenant, OrderedDict())[entry_id] = used_at
+        self._sizes[entry_id] = (tenant, size_bytes)
+        usage = self._tenant_usage.setdefault(tenant, [0, 0])
+        usage[0] += 1
+        usage[1] += size_bytes
+
+    def _forget(self, entry_id: str) -> None:
+        """Stop counting an entry (idempotent: purges and compactions both call it)."""
+        owner = self._sizes.pop(entry_id, None)
+        if owner is None:
+            return
+        tenant, size_bytes = owner
+        recency = self._recency[tenant]
+        recency.pop(entry_id, None)
+        usage = self._tenant_usage[tenant]
+        usage[0] -= 1
+        usage[1] -= size_bytes
+        if not recency:
+            del self._recency[tenant]
+            del self._tenant_usage[tenant]
+
+    def _totals(self) -> tuple[int, int]:
+        entries = size = 0
+        for used in self._tenant_usage.values():
+            entries += used[0]
+            size += used[1]
+        return entries, size
+
+    def _enforce(self, tenant: str, incoming_bytes: int | None = None) -> None:
+        """Evict until the caps hold, or, with `incoming_bytes`, until one more entry of
+        that size fits."""
+        limits = self._limits
+        doomed: list[str] = []
+        extra_entries = 0 if incoming_bytes is None else 1
+        extra_bytes = incoming_bytes or 0
+        if limits.max_entries_per_tenant is not None or limits.max_bytes_per_tenant is not None:
+            while tenant in self._tenant_usage:
+                entries, size = self._tenant_usage[tenant]
+                if (
+                    entries + extra_entries <= limits.tenant_entries()
+                    and size + extra_bytes <= limits.tenant_bytes()
+                ):
+                    break
+                doomed.append(self._evict(next(iter(self._recency[tenant]))))
+            if doomed and self._ledger is not None:
+                self._ledger.evicted("semantic", EvictionReason.TENANT_CAPACITY, len(doomed))
+        tenant_evictions = len(doomed)
+        while True:
+            entries, size = self._totals()
+            if not entries or (
+                entries + extra_entries <= limits.max_entries
+                and size + extra_bytes <= limits.max_bytes
+            ):
+                break
+            # The globally least recently used: the oldest head among the tenants.
+            oldest = min(self._recency.values(), key=lambda recency: next(iter(recency.values())))
+            doomed.append(self._evict(next(iter(oldest))))
+        if self._ledger is not None:
+            capacity_evictions = len(doomed) - tenant_evictions
+            self._ledger.evicted("semantic", EvictionReason.CAPACITY, capacity_evictions)
+        if doomed:
+            self._db.connection.executemany(
+                "DELETE FROM semantic_entries WHERE entry_id = ?", [(i,) for i in doomed]
+            )
+
+    def _evict(self, entry_id: str) -> str:
+        """Remove one entry from memory (its row goes with the caller's batch delete)."""
+        self._forget(entry_id)
+        place = self._rows.pop(entry_id, None)
+        if place is not None:
+            fingerprint, row = place
+            partition = self._partitions[fingerprint]
+            last = partition.size - 1
+            moved = partition.remove(row)
+            if moved is not None and self._rows.get(moved) == (fingerprint, last):
+                self._rows[moved] = (fingerprint, row)
+            if partition.size == 0:
+                del self._partitions[fingerprint]
+        return entry_id
+
+    def _publish(self) -> None:
+        if self._ledger is not None:
+            entries, size = self._totals()
+            self._ledger.set_usage("semantic", entries, size)
 
     def _count(self) -> int:
         now = self._clock()
@@ -421,6 +620,9 @@ class EmbeddedVectorIndex:
     async def count(self) -> int:
         """Unexpired entries held."""
         return await self._db.run(self._count)
+
+    def touch(self, entry_id: str) -> None:
+        self._touched.append(entry_id)
 
     async def purge(self, purge_filter: PurgeFilter) -> int:
         return await self._db.run(lambda: self._purge(purge_filter))

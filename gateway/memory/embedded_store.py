@@ -13,7 +13,10 @@ from typing import Any
 import numpy as np
 import orjson
 
+from gateway.cache.budget import SWEEP_BATCH, TableBudget
 from gateway.cache.embedded import SQLiteDatabase
+from gateway.cache.eviction import CapacityLedger
+from gateway.cache.limits import StoreLimits
 from gateway.memory.records import MemoryRecord, MemoryScope, Vector
 from gateway.memory.store import MemoryPage, SessionItem
 
@@ -44,9 +47,24 @@ CREATE TABLE IF NOT EXISTS sessions (
     session TEXT NOT NULL,
     items BLOB NOT NULL,
     expires_at REAL NOT NULL,
+    size_bytes INTEGER NOT NULL DEFAULT 0,
+    last_used_at REAL NOT NULL DEFAULT 0,
     PRIMARY KEY (tenant, user, session)
 );
 CREATE INDEX IF NOT EXISTS sessions_expires ON sessions (expires_at);
+"""
+
+SESSION_MIGRATIONS = (
+    ("sessions", "size_bytes", "INTEGER NOT NULL DEFAULT 0"),
+    ("sessions", "last_used_at", "REAL NOT NULL DEFAULT 0"),
+)
+
+# Needs the migrated columns; an older file's sessions get their size once.
+SESSION_INDEXES = """
+CREATE INDEX IF NOT EXISTS sessions_lru ON sessions (last_used_at);
+CREATE INDEX IF NOT EXISTS sessions_tenant_lru ON sessions (tenant, last_used_at);
+UPDATE sessions SET size_bytes = length(items) + length(user) + length(session)
+    WHERE size_bytes = 0;
 """
 
 
@@ -236,9 +254,47 @@ class SQLiteMemoryStore:
 
 
 class SQLiteSessionStore:
-    def __init__(self, database: SQLiteDatabase, clock: Callable[[], float] = time.time) -> None:
+    """Sessions past `capacity.sessions` are evicted least recently written first."""
+
+    def __init__(
+        self,
+        database: SQLiteDatabase,
+        clock: Callable[[], float] = time.time,
+        limits: StoreLimits | None = None,
+        ledger: CapacityLedger | None = None,
+    ) -> None:
         self._db = database
         self._clock = clock
+        self._budget = TableBudget("sessions", "sessions", limits or StoreLimits(), ledger)
+        self._counted = False
+
+    def _ensure_counted(self) -> None:
+        if not self._counted:
+            self._budget.recount(self._db.connection)
+            self._counted = True
+
+    async def enforce_limits(self) -> None:
+        """Apply the caps to what is already stored (at open: they may be lower now)."""
+
+        def _enforce() -> None:
+            self._ensure_counted()
+            self._budget.enforce_all(self._db.connection)
+
+        await self._db.run(_enforce)
+
+    async def sweep_expired(self) -> int:
+        now = self._clock()
+
+        def _step() -> int:
+            self._ensure_counted()
+            return self._budget.sweep_step(self._db.connection, now)
+
+        deleted = 0
+        while True:
+            swept = await self._db.run(_step)
+            deleted += swept
+            if swept < SWEEP_BATCH:
+                return deleted
 
     async def load(self, tenant: str, user: str, session: str) -> list[SessionItem]:
         now = self._clock()
@@ -259,20 +315,42 @@ class SQLiteSessionStore:
     ) -> None:
         payload = session_items_to_json(items)
         now = self._clock()
+        size_bytes = len(payload) + len(user.encode()) + len(session.encode())
 
         def _save() -> None:
+            self._ensure_counted()
+            try:
+                _write()
+            except BaseException:
+                self._counted = False  # rolled back: recount before the next write
+                raise
+
+        def _write() -> None:
             with _transaction(self._db.connection) as connection:
+                previous = connection.execute(
+                    "SELECT size_bytes FROM sessions WHERE tenant = ? AND user = ? AND session = ?",
+                    (tenant, user, session),
+                ).fetchone()
                 connection.execute(
-                    "INSERT OR REPLACE INTO sessions (tenant, user, session, items, expires_at) "
-                    "VALUES (?, ?, ?, ?, ?)",
-                    (tenant, user, session, payload, now + ttl_seconds),
+                    "INSERT OR REPLACE INTO sessions "
+                    "(tenant, user, session, items, expires_at, size_bytes, last_used_at) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    (tenant, user, session, payload, now + ttl_seconds, size_bytes, now),
+                )
+                self._budget.added(
+                    tenant, size_bytes, None if previous is None else (tenant, previous[0])
                 )
                 # Sweep a few expired sessions on each write: bounded work, no timer.
-                connection.execute(
+                swept = connection.execute(
                     "DELETE FROM sessions WHERE rowid IN "
-                    "(SELECT rowid FROM sessions WHERE expires_at <= ? LIMIT 16)",
+                    "(SELECT rowid FROM sessions WHERE expires_at <= ? LIMIT 16) "
+                    "RETURNING tenant, size_bytes",
                     (now,),
-                )
+                ).fetchall()
+                for owner, size in swept:
+                    self._budget.removed(owner, int(size))
+                self._budget.expired(len(swept))
+                self._budget.enforce(connection, tenant)
 
         await self._db.run(_save)
 
@@ -312,7 +390,11 @@ def session_items_from_json(raw: bytes | str) -> list[SessionItem]:
 
 async def open_embedded_memory(
     data_dir: Path,
+    session_limits: StoreLimits | None = None,
+    ledger: CapacityLedger | None = None,
 ) -> tuple[SQLiteMemoryStore, SQLiteSessionStore, SQLiteDatabase]:
     database = SQLiteDatabase(data_dir / "memory.sqlite3")
-    await database.open(MEMORY_SCHEMA)
-    return SQLiteMemoryStore(database), SQLiteSessionStore(database), database
+    await database.open(MEMORY_SCHEMA, SESSION_MIGRATIONS, SESSION_INDEXES)
+    sessions = SQLiteSessionStore(database, limits=session_limits, ledger=ledger)
+    await sessions.enforce_limits()
+    return SQLiteMemoryStore(database), sessions, database

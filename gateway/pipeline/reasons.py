@@ -42,3 +42,4 @@ class Reason(StrEnum):
     PERSONALIZED = "personalized"
     # this user's memories went into the prompt: the shared answer is not theirs
     MEMORY_PERSONALIZED = "memory_personalized"
+    NAMESPACE_LIMIT = "namespace_limit"  # the tenant already uses its cap of namespaces

@@ -32,6 +32,7 @@ from gateway.pipeline.classify import ClassifyStage
 from gateway.pipeline.context import ChatContext
 from gateway.pipeline.exact import ExactCacheStage
 from gateway.pipeline.memory import MemoryStage
+from gateway.pipeline.namespaces import NamespaceLimiter
 from gateway.pipeline.reasons import Layer, Reason
 from gateway.pipeline.semantic import SemanticCacheStage
 from gateway.pipeline.serve_check import why_not_servable
@@ -82,9 +83,11 @@ class ChatPipeline:
         on_store_failure: StoreFailureHook | None = None,
         single_flight: SingleFlight | None = None,
         policy_for: PolicyResolver | None = None,
+        namespaces: NamespaceLimiter | None = None,
     ) -> None:
         self._provider = provider
         self._policy_for = policy_for
+        self._namespaces = namespaces
         self._flights = single_flight
         self._on_store_failure = on_store_failure
         self._exact = exact
@@ -102,6 +105,12 @@ class ChatPipeline:
                 await _let_start(exact_read)
             with ctx.timed("classify"):
                 self._classify.run(ctx)
+                if (
+                    ctx.cacheable
+                    and self._namespaces is not None
+                    and not self._namespaces.admit(ctx.tenant, ctx.namespace)
+                ):
+                    ctx.decide(Layer.BYPASS, Reason.NAMESPACE_LIMIT)
         except BaseException:
             _abandon(exact_read)
             raise

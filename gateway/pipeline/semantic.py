@@ -233,6 +233,7 @@ class SemanticCacheStage:
         else:
             ctx.decide(Layer.SEMANTIC)
             ctx.similarity = hit.similarity
+        self._index.touch(hit.entry.entry_id)
         return CachedCompletion(
             completion=hit.entry.completion,
             tenant=hit.entry.tenant,

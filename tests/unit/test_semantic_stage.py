@@ -74,6 +74,9 @@ class MemoryIndex:
     async def count(self) -> int:
         return len(self.rows)
 
+    def touch(self, entry_id: str) -> None:
+        return None
+
     async def ping(self) -> bool:
         return True
 
