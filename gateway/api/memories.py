@@ -193,7 +193,7 @@ async def delete_memory(request: Request, memory_id: str) -> Response:
     services = get_services(request)
     record = await _owned(request, services, memory_id)
     async with _store_errors():
-        deleted = await _service(services).store.delete(record.tenant, record.id)
+        deleted = await _service(services).delete(record.tenant, record.id)
     if not deleted:  # deleted concurrently
         raise MemoryNotFound(f"No memory '{memory_id}'.", param="id")
     return json_response({"id": record.id, "object": "memory.deleted", "deleted": True})

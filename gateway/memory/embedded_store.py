@@ -145,6 +145,26 @@ class SQLiteMemoryStore:
 
         return await self._db.run(_delete)
 
+    async def existing(self, tenant: str, memory_ids: Sequence[str]) -> set[str]:
+        ids = list(dict.fromkeys(memory_ids))
+        if not ids:
+            return set()
+
+        def _existing() -> set[str]:
+            found: set[str] = set()
+            # Below SQLite's default limit of 999 bound parameters per statement.
+            for start in range(0, len(ids), 500):
+                chunk = ids[start : start + 500]
+                marks = ",".join("?" * len(chunk))
+                rows = self._db.connection.execute(
+                    f"SELECT id FROM memories WHERE tenant = ? AND id IN ({marks})",  # noqa: S608 (placeholders only)
+                    (tenant, *chunk),
+                )
+                found.update(str(row[0]) for row in rows)
+            return found
+
+        return await self._db.run(_existing)
+
     async def list_page(
         self,
         tenant: str,
@@ -275,6 +295,29 @@ class SQLiteSessionStore:
                 )
 
         await self._db.run(_save)
+
+    async def forget(self, tenant: str, user: str, memory_ids: Sequence[str]) -> None:
+        ids = set(memory_ids)
+        if not ids:
+            return
+
+        def _forget() -> None:
+            with _transaction(self._db.connection) as connection:
+                rows = connection.execute(
+                    "SELECT session, items FROM sessions WHERE tenant = ? AND user = ?",
+                    (tenant, user),
+                ).fetchall()
+                for session, raw in rows:
+                    items = session_items_from_json(bytes(raw))
+                    kept = [item for item in items if item.memory_id not in ids]
+                    if len(kept) != len(items):
+                        connection.execute(
+                            "UPDATE sessions SET items = ? "
+                            "WHERE tenant = ? AND user = ? AND session = ?",
+                            (session_items_to_json(kept), tenant, user, session),
+                        )
+
+        await self._db.run(_forget)
 
     async def close(self) -> None:
         """See `SQLiteMemoryStore.close`."""

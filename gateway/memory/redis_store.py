@@ -9,7 +9,9 @@ Keys (under the backend's prefix, parts escaped by `RedisBackend.key`):
 - `memory-version:<tenant>:<user>`: a counter bumped by every add and delete, so that
   replicas know when their prepared copy of a user's memories is out of date;
 - `session:<tenant>:<user>:<session>`: the session's knowledge items (JSON), expired
-  by Redis with the session TTL.
+  by Redis with the session TTL;
+- `session-user:<tenant>:<user>`: a sorted set of the user's session ids by expiry
+  time (ms), so that deleting a memory can remove its copies from every session.
 
 Retrieval ranks one user's scope in the gateway (see `retrieval.py`), so the search is
 scoped before it starts; the scope is fetched in one pipelined round trip when its
@@ -18,6 +20,7 @@ version changed, and otherwise served from the replica's prepared copy.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -44,6 +47,30 @@ if redis.call('EXISTS', KEYS[1]) == 1 then
 end
 return 0
 """
+
+
+# Write a session and index it under its user, in one step: the index lives as long as
+# the user's longest-lived session, and expired sessions leave it on each write.
+_SAVE_SESSION = """
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+local now = tonumber(ARGV[4])
+local ttl = tonumber(ARGV[2])
+redis.call('ZADD', KEYS[2], now + ttl, ARGV[3])
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
+if redis.call('PTTL', KEYS[2]) < ttl then
+  redis.call('PEXPIRE', KEYS[2], ttl)
+end
+return 0
+"""
+# Replace a session's items only if nobody wrote it since it was read; keep its TTL.
+_REPLACE_SESSION = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  redis.call('SET', KEYS[1], ARGV[2], 'KEEPTTL')
+  return 1
+end
+return 0
+"""
+_FORGET_ATTEMPTS = 3
 
 
 class RedisMemoryStore:
@@ -121,6 +148,20 @@ class RedisMemoryStore:
 
         return await self._connection.run(_delete) > 0
 
+    async def existing(self, tenant: str, memory_ids: Sequence[str]) -> set[str]:
+        ids = list(dict.fromkeys(memory_ids))
+        if not ids:
+            return set()
+
+        async def _existing(client: Redis) -> list[Any]:
+            async with client.pipeline(transaction=False) as pipe:
+                for memory_id in ids:
+                    pipe.exists(self._item_key(tenant, memory_id))
+                return list(await pipe.execute())
+
+        flags = await self._connection.run(_existing)
+        return {memory_id for memory_id, flag in zip(ids, flags, strict=True) if int(flag)}
+
     async def list_page(
         self,
         tenant: str,
@@ -194,6 +235,9 @@ class RedisSessionStore:
     def _key(self, tenant: str, user: str, session: str) -> str:
         return self._backend.key("session", tenant, user, session)
 
+    def _user_key(self, tenant: str, user: str) -> str:
+        return self._backend.key("session-user", tenant, user)
+
     async def load(self, tenant: str, user: str, session: str) -> list[SessionItem]:
         key = self._key(tenant, user, session)
         raw = await self._connection.run(lambda client: client.get(key))
@@ -202,10 +246,49 @@ class RedisSessionStore:
     async def save(
         self, tenant: str, user: str, session: str, items: Sequence[SessionItem], ttl_seconds: int
     ) -> None:
-        key = self._key(tenant, user, session)
+        keys = [self._key(tenant, user, session), self._user_key(tenant, user)]
         payload = session_items_to_json(items)
         ttl_ms = int(ttl_seconds * 1000)
-        await self._connection.run(lambda client: client.set(key, payload, px=ttl_ms))
+        now_ms = int(time.time() * 1000)
+
+        async def _save(client: Redis) -> None:
+            script = client.register_script(_SAVE_SESSION)
+            await script(keys=keys, args=[payload, ttl_ms, session, now_ms])
+
+        await self._connection.run(_save)
+
+    async def forget(self, tenant: str, user: str, memory_ids: Sequence[str]) -> None:
+        ids = set(memory_ids)
+        if not ids:
+            return
+        index_key = self._user_key(tenant, user)
+        now_ms = int(time.time() * 1000)
+        raw_sessions = await self._connection.run(
+            lambda client: client.zrangebyscore(index_key, now_ms, "+inf")
+        )
+        for raw_session in raw_sessions:
+            await self._forget_in(self._key(tenant, user, _text(raw_session)), ids)
+
+    async def _forget_in(self, key: str, ids: set[str]) -> None:
+        """Compare-and-set, retried a few times if a turn writes the session meanwhile;
+        a copy that still slips through is dropped on the session's next read (the
+        memory no longer exists then), see `MemoryService.session_turn`."""
+        for _ in range(_FORGET_ATTEMPTS):
+            raw = await self._connection.run(lambda client: client.get(key))
+            if raw is None:
+                return
+            items = session_items_from_json(raw)
+            kept = [item for item in items if item.memory_id not in ids]
+            if len(kept) == len(items):
+                return
+            payload = session_items_to_json(kept)
+
+            async def _replace(client: Redis, old: Any = raw, new: bytes = payload) -> int:
+                script = client.register_script(_REPLACE_SESSION)
+                return int(await script(keys=[key], args=[old, new]))
+
+            if await self._connection.run(_replace):
+                return
 
     async def close(self) -> None:
         """See `RedisMemoryStore.close`."""

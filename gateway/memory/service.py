@@ -17,7 +17,7 @@ from gateway.memory.guard import GuardVerdict, inspect_memory_content
 from gateway.memory.records import MemoryRecord, MemoryScope, Vector, new_memory_id
 from gateway.memory.retrieval import RankMode, ScopeIndex, ScoredMemory, TermCache, rank
 from gateway.memory.session import SessionTurn, merge_turn
-from gateway.memory.store import MemoryStore, SessionStore
+from gateway.memory.store import MemoryStore, SessionItem, SessionStore
 from gateway.memory.text import dedup_key
 from gateway.policy.models import MemoryPolicy
 from gateway.telemetry.throttled_log import ThrottledLogger
@@ -190,23 +190,58 @@ class MemoryService:
                 unique.append(scored)
         return unique[:top_k]
 
+    async def delete(self, tenant: str, memory_id: str) -> bool:
+        """Delete a memory and every copy of it in its user's session caches."""
+        record = await self.store.get(tenant, memory_id)
+        if record is None:
+            return False
+        deleted = await self.store.delete(tenant, memory_id)
+        # Also when the store says it was already gone: a concurrent delete may have
+        # failed between the two steps, and forgetting twice is harmless.
+        await self.sessions.forget(tenant, record.user, [memory_id])
+        return deleted
+
     async def session_turn(
         self,
         scope: MemoryScope,
         session: str,
         retrieved: Sequence[ScoredMemory],
         policy: MemoryPolicy,
+        index: ScopeIndex | None = None,
     ) -> SessionTurn:
-        """Merge this turn's retrieval with the session cache and write the cache back."""
+        """Merge this turn's retrieval with the session cache and write the cache back.
+
+        Cached items whose memory was deleted are dropped here too: `delete` removes
+        them from the sessions, but a turn that read the session before the delete may
+        have written them back."""
         settings = policy.session
         now = self._clock()
         cached = await self.sessions.load(scope.tenant, scope.user, session)
-        turn = merge_turn(cached, retrieved, settings, now)
-        if turn.changed:
+        live = await self._still_stored(scope, cached, index)
+        kept = [item for item in cached if item.memory_id in live]
+        turn = merge_turn(kept, retrieved, settings, now)
+        if turn.changed or len(kept) != len(cached):
             await self.sessions.save(
                 scope.tenant, scope.user, session, turn.session_items, settings.ttl_seconds
             )
         return turn
+
+    async def _still_stored(
+        self, scope: MemoryScope, cached: Sequence[SessionItem], index: ScopeIndex | None
+    ) -> set[str]:
+        """The ids of `cached` that still exist. The scope's index (fresh: its version is
+        read on every request) answers for its own memories; only items from outside it
+        (another namespace of the user) cost a store read."""
+        if not cached:
+            return set()
+        if index is None:
+            index = await self.scope_index(scope)
+        ids = {item.memory_id for item in cached}
+        live = ids & index.ids
+        unknown = ids - live
+        if unknown and scope.namespace is not None:
+            live |= await self.store.existing(scope.tenant, sorted(unknown))
+        return live
 
     async def touch(self, tenant: str, memory_ids: Sequence[str]) -> None:
         await self.store.touch(tenant, memory_ids, self._clock())

@@ -36,6 +36,10 @@ class MemoryStore(Protocol):
 
     async def delete(self, tenant: str, memory_id: str) -> bool: ...
 
+    async def existing(self, tenant: str, memory_ids: Sequence[str]) -> set[str]:
+        """Which of `memory_ids` are still stored (not deleted)."""
+        ...
+
     async def list_page(
         self,
         tenant: str,
@@ -75,5 +79,10 @@ class SessionStore(Protocol):
     async def save(
         self, tenant: str, user: str, session: str, items: Sequence[SessionItem], ttl_seconds: int
     ) -> None: ...
+
+    async def forget(self, tenant: str, user: str, memory_ids: Sequence[str]) -> None:
+        """Remove the items copied from `memory_ids` from every session of the user:
+        a deleted memory must not live on in a session cache."""
+        ...
 
     async def close(self) -> None: ...

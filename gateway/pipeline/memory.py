@@ -79,7 +79,9 @@ class MemoryStage:
                     index=index,
                 )
             if ctx.session:
-                turn = await self._service.session_turn(scope, ctx.session, retrieved, policy)
+                turn = await self._service.session_turn(
+                    scope, ctx.session, retrieved, policy, index=index
+                )
                 candidates = turn.to_inject
             else:
                 candidates = [from_retrieval(s) for s in retrieved][: policy.session.inject_top_n]

@@ -400,3 +400,37 @@ def test_capture_stores_what_the_user_states_and_uses_it_later(
     assert int(raw.headers["x-gateway-memory-tokens"]) > 0
     block = _memory_block(_last_body_with(upstream, question))
     assert block is not None and "Finnair" in block
+
+
+def test_a_deleted_memory_leaves_the_session_caches(
+    start_gateway: GatewayFactory, tmp_path: Path, upstream: FakeUpstream
+) -> None:
+    # Every retrieved item is admitted to the session, so the fact is cached at once.
+    gateway, _ = gateway_with_policies(
+        start_gateway, tmp_path, {"default.yaml": "memory:\n  session:\n    admit_min_score: 0.0\n"}
+    )
+    topic = uuid.uuid4().hex[:6]
+    user = f"gina-{topic}"
+    fact = f"The release train for product {topic} leaves on Thursdays."
+    created = _api(gateway, "POST", "/memories", json={"user": user, "content": fact})
+    memory_id = created.json()["data"][0]["id"]
+    client = client_for(gateway)
+
+    def turn(text: str, session: str) -> str:
+        client.chat.completions.create(
+            model="fake-model",
+            messages=[{"role": "user", "content": text}],
+            extra_headers={"x-gateway-user": user, "x-gateway-session": session},
+        )
+        body = _last_body_with(upstream, text)
+        return " ".join(str(m.get("content")) for m in body["messages"] if text not in str(m))
+
+    for session in ("s1", "s2"):  # copied into two sessions
+        assert fact in turn(f"When does the release train for product {topic} leave?", session)
+    # A short follow-up retrieves nothing itself but carries what the session gathered.
+    assert fact in turn(unique_prompt("ok, go on"), "s1")
+
+    deleted = _api(gateway, "DELETE", f"/memories/{memory_id}", params={"user": user})
+    assert deleted.status_code == 200, deleted.text
+    for session in ("s1", "s2"):
+        assert fact not in turn(unique_prompt("ok, go on"), session)

@@ -146,3 +146,24 @@ async def test_scope_version_moves_on_add_and_delete_only(stores: Stores) -> Non
     await store.delete("acme", "m1")
     versions.append(await store.scope_version("acme", "alice"))
     assert len(set(versions)) == 3
+
+
+async def test_forget_removes_a_memory_from_every_session_of_its_user(stores: Stores) -> None:
+    _, sessions = stores
+    kept = SessionItem("k2", "other fact", 0.9, "m2", 1.0, 2.0)
+    gone = SessionItem("k1", "deleted fact", 0.8, "m1", 1.0, 2.0)
+    for session in ("s1", "s2"):
+        await sessions.save("acme", "alice", session, [gone, kept], ttl_seconds=60)
+    await sessions.save("acme", "bob", "s1", [gone], ttl_seconds=60)  # another user's copy
+    await sessions.forget("acme", "alice", ["m1"])
+    assert await sessions.load("acme", "alice", "s1") == [kept]
+    assert await sessions.load("acme", "alice", "s2") == [kept]
+    assert await sessions.load("acme", "bob", "s1") == [gone]
+
+
+async def test_existing_tells_deleted_ids_apart(stores: Stores) -> None:
+    store, _ = stores
+    await store.add([record("m1"), record("m2")])
+    await store.delete("acme", "m1")
+    assert await store.existing("acme", ["m1", "m2", "m3"]) == {"m2"}
+    assert await store.existing("globex", ["m2"]) == set()
