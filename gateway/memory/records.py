@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+import orjson
 
 Vector = npt.NDArray[np.float32]
 
@@ -49,6 +50,17 @@ class MemoryRecord:
     # Embedding of `content` by `embedder` (unit vector); not part of the API.
     vector: Vector | None = field(default=None, compare=False, repr=False)
     embedder: str = ""
+
+    @property
+    def size_bytes(self) -> int:
+        """What counts against a user's byte cap: the UTF-8 bytes of what the client
+        wrote (content, source, tags, metadata as JSON); not the vector or counters."""
+        return (
+            len(self.content.encode())
+            + len(self.source.encode())
+            + sum(len(tag.encode()) for tag in self.tags)
+            + (len(orjson.dumps(self.metadata)) if self.metadata else 0)
+        )
 
     def with_vector(self, vector: Vector, embedder: str) -> MemoryRecord:
         return replace(self, vector=vector, embedder=embedder)

@@ -17,7 +17,14 @@ from gateway.memory.guard import GuardVerdict, inspect_memory_content
 from gateway.memory.records import MemoryRecord, MemoryScope, Vector, new_memory_id
 from gateway.memory.retrieval import RankMode, ScopeIndex, ScoredMemory, TermCache, rank
 from gateway.memory.session import SessionTurn, merge_turn
-from gateway.memory.store import MemoryStore, SessionItem, SessionStore
+from gateway.memory.store import (
+    IdempotentWrite,
+    MemoryStore,
+    RecordedAnswer,
+    SessionItem,
+    SessionStore,
+    UserQuota,
+)
 from gateway.memory.text import dedup_key
 from gateway.policy.models import MemoryPolicy
 from gateway.telemetry.throttled_log import ThrottledLogger
@@ -36,6 +43,16 @@ class NewMemory:
     created_at: float | None = None  # None: now
     valid_from: float | None = None
     valid_to: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class WriteOnce:
+    """An `Idempotency-Key` write: `render` turns the stored records into the answer
+    that a retry with the same key gets back instead of a second copy."""
+
+    key: str
+    fingerprint: str
+    render: Callable[[Sequence[MemoryRecord]], bytes]
 
 
 class MemoryRefused(Exception):
@@ -101,12 +118,19 @@ class MemoryService:
         return index
 
     async def add(
-        self, scope: MemoryScope, items: Sequence[NewMemory], policy: MemoryPolicy
+        self,
+        scope: MemoryScope,
+        items: Sequence[NewMemory],
+        policy: MemoryPolicy,
+        *,
+        once: WriteOnce | None = None,
     ) -> list[MemoryRecord]:
         """Guard, embed and store `items` as one batch: all are stored or none.
 
         Raises `MemoryRefused` (nothing stored) when the guard flags an item and the
         policy says reject; with `quarantine` the item is stored but never injected.
+        Raises `QuotaExceeded` when the batch would take the user past the policy's
+        caps, and `AlreadyWritten` when `once.key` was used by an earlier write.
         """
         now = self._clock()
         records: list[MemoryRecord] = []
@@ -136,8 +160,20 @@ class MemoryService:
             vectors = await self._embedder.embed([records[i].content for i in to_embed])
             for row, i in enumerate(to_embed):
                 records[i] = records[i].with_vector(vectors[row], self._embedder.name)
-        await self.store.add(records)
+        limits = policy.limits
+        quota = UserQuota(limits.max_memories_per_user, limits.max_bytes_per_user)
+        idempotent = (
+            None
+            if once is None
+            else IdempotentWrite(
+                once.key, once.fingerprint, once.render(records), limits.idempotency_ttl_seconds
+            )
+        )
+        await self.store.add(records, quota=quota, idempotent=idempotent)
         return records
+
+    async def recorded_answer(self, scope: MemoryScope, key: str) -> RecordedAnswer | None:
+        return await self.store.recorded_answer(scope.tenant, scope.user, key)
 
     async def embed_query(self, text: str, timeout_seconds: float) -> Vector | None:
         """None when the embedder fails or is slow: retrieval goes on by keyword."""

@@ -21,6 +21,7 @@ from gateway.memory.records import MemoryScope
 from gateway.memory.retrieval import ScopeIndex, ScoredMemory
 from gateway.memory.service import MemoryService, NewMemory
 from gateway.memory.session import MemoryCandidate, from_retrieval
+from gateway.memory.store import QuotaExceeded
 from gateway.memory.text import dedup_key
 from gateway.memory.tokens import Tokenizers
 from gateway.pipeline.context import ChatContext
@@ -139,7 +140,11 @@ class MemoryStage:
         capture_policy = policy.model_copy(update={"write_guard": "quarantine"})
         items = [NewMemory(content=text, source=policy.capture.source) for text in statements]
         with ctx.timed("memory_capture"):
-            await self._service.add(scope, items, capture_policy)
+            try:
+                await self._service.add(scope, items, capture_policy)
+            except QuotaExceeded:
+                # The user is at a cap: capture stops storing, the turn goes on.
+                ctx.memory_note = "memory_limit_reached"
 
 
 def _requested_output_tokens(body: dict[str, Any]) -> int | None:

@@ -4,6 +4,7 @@ endpoint and through injection."""
 
 from __future__ import annotations
 
+import time
 import uuid
 from pathlib import Path
 from typing import Any
@@ -434,3 +435,101 @@ def test_a_deleted_memory_leaves_the_session_caches(
     assert deleted.status_code == 200, deleted.text
     for session in ("s1", "s2"):
         assert fact not in turn(unique_prompt("ok, go on"), session)
+
+
+def test_an_idempotency_key_replays_the_first_answer(gateway: RunningGateway) -> None:
+    user = f"u-{uuid.uuid4().hex[:8]}"
+    key = {"idempotency-key": f"write-{uuid.uuid4().hex}"}
+    body = {"user": user, "items": [{"content": "Prefers tea.", "tags": ["drinks"]}]}
+    first = _api(gateway, "POST", "/memories", json=body, headers=key)
+    assert first.status_code == 201, first.text
+    assert "idempotent-replayed" not in first.headers
+    # The same request again (keys in another order): the first answer, nothing new.
+    same = {"items": [{"tags": ["drinks"], "content": "Prefers tea."}], "user": user}
+    again = _api(gateway, "POST", "/memories", json=same, headers=key)
+    assert again.status_code == 201 and again.headers["idempotent-replayed"] == "true"
+    assert again.json() == first.json()
+    listed = _api(gateway, "GET", "/memories", params={"user": user}).json()["data"]
+    assert [m["id"] for m in listed] == [first.json()["data"][0]["id"]]
+
+    changed = {"user": user, "items": [{"content": "Prefers coffee."}]}
+    _error(
+        _api(gateway, "POST", "/memories", json=changed, headers=key), 422, "idempotency_key_reused"
+    )
+    # Keys are per user (and tenant): another user's write with it is a new write.
+    other = {"user": f"{user}-2", "content": "Prefers tea."}
+    assert _api(gateway, "POST", "/memories", json=other, headers=key).status_code == 201
+    assert len(_api(gateway, "GET", "/memories", params={"user": user}).json()["data"]) == 1
+    for bad in ("has space", "x" * 256):
+        _error(
+            _api(gateway, "POST", "/memories", json=body, headers={"idempotency-key": bad}),
+            400,
+            "invalid_idempotency_key",
+        )
+
+
+def test_per_user_caps_refuse_with_409(start_gateway: GatewayFactory, tmp_path: Path) -> None:
+    gateway, _ = gateway_with_policies(
+        start_gateway,
+        tmp_path,
+        {
+            "default.yaml": "memory:\n  limits:\n    max_memories_per_user: 3\n"
+            "    max_bytes_per_user: 2048\n"
+        },
+    )
+    user = f"u-{uuid.uuid4().hex[:8]}"
+    batch = {"user": user, "items": [{"content": f"Fact number {i}."} for i in range(3)]}
+    created = _api(gateway, "POST", "/memories", json=batch)
+    assert created.status_code == 201, created.text
+    message = _error(
+        _api(gateway, "POST", "/memories", json={"user": user, "content": "One more."}),
+        409,
+        "memory_limit_reached",
+    )
+    assert "max_memories_per_user" in message and "3" in message
+    assert len(_api(gateway, "GET", "/memories", params={"user": user}).json()["data"]) == 3
+    # Another user has a cap of their own; a delete makes room again.
+    other = {"user": f"{user}-2", "content": "One more."}
+    assert _api(gateway, "POST", "/memories", json=other).status_code == 201
+    first_id = created.json()["data"][0]["id"]
+    assert (
+        _api(gateway, "DELETE", f"/memories/{first_id}", params={"user": user}).status_code == 200
+    )
+    assert (
+        _api(gateway, "POST", "/memories", json={"user": user, "content": "One more."}).status_code
+        == 201
+    )
+    large = {"user": f"{user}-3", "content": "word " * 500}  # 2,500 bytes
+    message = _error(_api(gateway, "POST", "/memories", json=large), 409, "memory_limit_reached")
+    assert "max_bytes_per_user" in message
+
+
+@pytest.mark.parametrize("storage_backend", ["redis"])
+def test_a_write_answered_503_while_redis_stalls_is_stored_once(
+    start_gateway: GatewayFactory, tmp_path: Path, storage_backend: str
+) -> None:
+    redis = RedisServer(log_path=tmp_path / "redis.log").start()
+    try:
+        gateway = start_gateway(
+            storage={"backend": "redis", "redis_url": redis.url, "path": str(tmp_path / "d")}
+        )
+        user = f"u-{uuid.uuid4().hex[:8]}"
+        assert _api(gateway, "GET", "/memories", params={"user": user}).status_code == 200
+        key = {"idempotency-key": uuid.uuid4().hex}
+        body = {"user": user, "content": "Prefers the night train."}
+        redis.freeze()
+        try:
+            _error(_api(gateway, "POST", "/memories", json=body, headers=key), 503)
+        finally:
+            redis.thaw()
+        # The client retries until the store answers again (the circuit reopens).
+        for _ in range(100):
+            retried = _api(gateway, "POST", "/memories", json=body, headers=key)
+            if retried.status_code != 503:
+                break
+            time.sleep(0.1)
+        assert retried.status_code == 201, retried.text
+        listed = _api(gateway, "GET", "/memories", params={"user": user}).json()["data"]
+        assert [m["content"] for m in listed] == ["Prefers the night train."]
+    finally:
+        redis.stop()
