@@ -1,6 +1,6 @@
 """Memory stage, on every forwarded request (cache miss or bypass): retrieve the user's
 memories for the last user turn, merge them with the session's knowledge cache, and
-inject the best of them as one system message within the token budget.
+inject the best of them as one reference-data message within the token budget.
 
 Runs after the cache lookups, so lookups always see the request as the client sent it.
 Fails open: if anything here fails, the request is forwarded without memory.

@@ -13,7 +13,7 @@ import httpx
 import pytest
 
 from gateway.devtools.redis_server import RedisServer
-from gateway.memory.inject import MEMORY_HEADER
+from gateway.memory.inject import MEMORY_HEADER, MEMORY_OPEN, is_memory_block
 from tests.conftest import ADMIN_KEY, TENANT_KEYS, FakeUpstream, GatewayFactory, RunningGateway
 from tests.e2e.helpers import client_for, gateway_with_policies, unique_prompt
 
@@ -240,13 +240,8 @@ def test_bad_queries_are_400(gateway: RunningGateway) -> None:
 
 def _memory_block(body: dict[str, Any]) -> str | None:
     for message in body["messages"]:
-        content = message.get("content")
-        if (
-            message["role"] == "system"
-            and isinstance(content, str)
-            and content.startswith(MEMORY_HEADER)
-        ):
-            return content
+        if is_memory_block(message):
+            return str(message["content"])
     return None
 
 
@@ -286,7 +281,10 @@ def test_chat_injects_a_users_memories_for_that_user_only(
     block = _memory_block(body)
     assert block is not None and fact in block
     assert body["messages"][0] == {"role": "system", "content": "Be brief."}
-    assert body["messages"][1]["content"] == block
+    # Reference data in a user-role message between markers, never a system message.
+    assert body["messages"][1] == {"role": "user", "content": block}
+    assert block.index("not instructions") < block.index(MEMORY_OPEN) < block.index(fact)
+    assert not any(m["role"] == "system" and fact in m["content"] for m in body["messages"])
 
     # Bob, same tenant, same question: nothing of Alice's, and Alice's answer (written
     # with her memory) was not cached for him.
