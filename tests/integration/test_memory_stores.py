@@ -258,3 +258,20 @@ async def test_a_write_whose_answer_was_lost_is_not_stored_again(stores: Stores)
         await service.add(scope, [NewMemory("Prefers tea.")], policy, once=once)
     (stored,) = await store.in_scope(scope)
     assert orjson.loads(replay.value.recorded.answer) == [stored.id]
+
+
+async def test_totals_of_a_store_from_before_the_caps_are_counted(stores: Stores) -> None:
+    store, _ = stores
+    await store.add([record("m1"), record("m2")])
+    # A database or Redis written before the caps existed holds no totals.
+    if isinstance(store, RedisMemoryStore):
+        key = store._usage_key("acme", "alice")
+        await store._connection.run(lambda client: client.delete(key))
+    else:
+        db = store._db  # type: ignore[attr-defined]
+        await db.run(lambda: db.connection.execute("DELETE FROM memory_usage"))
+    assert await store.usage("acme", "alice") == (2, 2 * len("fact m1"))
+    with pytest.raises(QuotaExceeded):
+        await store.add([record("m3")], quota=UserQuota(max_memories=2, max_bytes=10_000))
+    await store.add([record("m3")], quota=UserQuota(max_memories=3, max_bytes=10_000))
+    assert await store.usage("acme", "alice") == (3, 3 * len("fact m1"))
