@@ -24,6 +24,7 @@ from gateway.memory.store import (
     UserQuota,
     check_quota,
     one_owner,
+    totals,
 )
 
 # Little-endian on disk whatever the host.
@@ -211,7 +212,7 @@ class SQLiteMemoryStore:
                 usages: dict[tuple[str, str], tuple[int, int]] = {}
                 for (tenant, user), owned in by_owner.items():
                     usages[tenant, user] = _usage(connection, tenant, user)
-                    check_quota(quota, usages[tenant, user], owned)
+                    check_quota(quota, usages[tenant, user], totals(owned))
                 connection.executemany(
                     "INSERT INTO memories "
                     "(id, tenant, user, namespace, created_at, record, vector) "

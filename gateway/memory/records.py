@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
@@ -53,14 +54,7 @@ class MemoryRecord:
 
     @property
     def size_bytes(self) -> int:
-        """What counts against a user's byte cap: the UTF-8 bytes of what the client
-        wrote (content, source, tags, metadata as JSON); not the vector or counters."""
-        return (
-            len(self.content.encode())
-            + len(self.source.encode())
-            + sum(len(tag.encode()) for tag in self.tags)
-            + (len(orjson.dumps(self.metadata)) if self.metadata else 0)
-        )
+        return stored_size_bytes(self.content, self.source, self.tags, self.metadata)
 
     def with_vector(self, vector: Vector, embedder: str) -> MemoryRecord:
         return replace(self, vector=vector, embedder=embedder)
@@ -130,6 +124,19 @@ class MemoryRecord:
             vector=vector,
             embedder=str(value.get("embedder") or ""),
         )
+
+
+def stored_size_bytes(
+    content: str, source: str, tags: Sequence[str], metadata: dict[str, Any]
+) -> int:
+    """What counts against a user's byte cap: the UTF-8 bytes of what the client wrote
+    (content, source, tags, metadata as JSON); not the vector or the counters."""
+    return (
+        len(content.encode())
+        + len(source.encode())
+        + sum(len(tag.encode()) for tag in tags)
+        + (len(orjson.dumps(metadata)) if metadata else 0)
+    )
 
 
 def new_memory_id() -> str:

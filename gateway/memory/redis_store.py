@@ -52,6 +52,7 @@ from gateway.memory.store import (
     UserQuota,
     check_quota,
     one_owner,
+    totals,
 )
 
 # Count an access only if the memory still exists (a deleted one must not come back as
@@ -172,7 +173,7 @@ class RedisMemoryStore:
                         usages = {}
                         for owner, owned in by_owner.items():
                             usages[owner] = await self._usage(client, pipe, *owner)
-                            check_quota(quota, usages[owner], owned)
+                            check_quota(quota, usages[owner], totals(owned))
                         pipe.multi()  # type: ignore[no-untyped-call]
                         self._queue_add(pipe, records)
                         for owner, owned in by_owner.items():

@@ -14,7 +14,13 @@ from typing import Any
 
 from gateway.embed.protocol import Embedder
 from gateway.memory.guard import GuardVerdict, inspect_memory_content
-from gateway.memory.records import MemoryRecord, MemoryScope, Vector, new_memory_id
+from gateway.memory.records import (
+    MemoryRecord,
+    MemoryScope,
+    Vector,
+    new_memory_id,
+    stored_size_bytes,
+)
 from gateway.memory.retrieval import RankMode, ScopeIndex, ScoredMemory, TermCache, rank
 from gateway.memory.session import SessionTurn, merge_turn
 from gateway.memory.store import (
@@ -24,6 +30,7 @@ from gateway.memory.store import (
     SessionItem,
     SessionStore,
     UserQuota,
+    check_quota,
 )
 from gateway.memory.text import dedup_key
 from gateway.policy.models import MemoryPolicy
@@ -132,6 +139,14 @@ class MemoryService:
         Raises `QuotaExceeded` when the batch would take the user past the policy's
         caps, and `AlreadyWritten` when `once.key` was used by an earlier write.
         """
+        limits = policy.limits
+        quota = UserQuota(limits.max_memories_per_user, limits.max_bytes_per_user)
+        # Refuse a write past the cap before the guard and the embedder spend anything on
+        # it (a client at its cap may keep retrying); the store checks again, atomically.
+        adding = sum(
+            stored_size_bytes(item.content, item.source, item.tags, item.metadata) for item in items
+        )
+        check_quota(quota, await self.store.usage(scope.tenant, scope.user), (len(items), adding))
         now = self._clock()
         records: list[MemoryRecord] = []
         for index, item in enumerate(items):
@@ -160,8 +175,6 @@ class MemoryService:
             vectors = await self._embedder.embed([records[i].content for i in to_embed])
             for row, i in enumerate(to_embed):
                 records[i] = records[i].with_vector(vectors[row], self._embedder.name)
-        limits = policy.limits
-        quota = UserQuota(limits.max_memories_per_user, limits.max_bytes_per_user)
         idempotent = (
             None
             if once is None

@@ -74,6 +74,10 @@ class AlreadyWritten(Exception):
         self.recorded = recorded
 
 
+def totals(records: Sequence[MemoryRecord]) -> tuple[int, int]:
+    return len(records), sum(record.size_bytes for record in records)
+
+
 def one_owner(records: Sequence[MemoryRecord]) -> tuple[str, str]:
     owners = {(record.tenant, record.user) for record in records}
     if len(owners) != 1:
@@ -81,12 +85,10 @@ def one_owner(records: Sequence[MemoryRecord]) -> tuple[str, str]:
     return owners.pop()
 
 
-def check_quota(
-    quota: UserQuota | None, used: tuple[int, int], records: Sequence[MemoryRecord]
-) -> None:
+def check_quota(quota: UserQuota | None, used: tuple[int, int], adding: tuple[int, int]) -> None:
+    """Raise `QuotaExceeded` if adding (memories, bytes) to `used` passes a cap."""
     if quota is None:
         return
-    adding = (len(records), sum(record.size_bytes for record in records))
     if used[0] + adding[0] > quota.max_memories:
         raise QuotaExceeded("count", used[0], adding[0], quota.max_memories)
     if used[1] + adding[1] > quota.max_bytes:
