@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from pydantic import ValidationError
 
 from gateway.memory.embedded_store import open_embedded_memory
 from gateway.memory.records import MemoryScope
@@ -34,3 +35,12 @@ async def test_a_write_past_the_cap_costs_no_embedding(tmp_path: Path) -> None:
     assert embedder.calls == calls
     assert len(await store.in_scope(scope)) == 2
     await database.close()
+
+
+def test_limits_have_defaults_and_refuse_nonsense() -> None:
+    limits = Policy().memory.limits
+    assert (limits.max_memories_per_user, limits.max_bytes_per_user) == (5000, 4 * 1024 * 1024)
+    assert limits.idempotency_ttl_seconds == 86_400
+    for bad in ({"max_memories_per_user": 0}, {"max_bytes_per_user": 10}, {"colour": 1}):
+        with pytest.raises(ValidationError):
+            Policy.model_validate({"memory": {"limits": bad}})
