@@ -8,6 +8,8 @@ GatewayError                      any error a client may see
 ├── ModelNotFound         404     invalid_request_error / model_not_found
 ├── MemoryNotFound        404     invalid_request_error / memory_not_found
 ├── MemoryRejected        422     invalid_request_error / memory_rejected
+├── MemoryLimitReached    409     invalid_request_error / memory_limit_reached
+├── IdempotencyKeyReused  422     invalid_request_error / idempotency_key_reused
 ├── StoreUnavailableError 503     server_error / store_unavailable
 └── UpstreamError         429/502/504/4xx  raised by providers/ after mapping
                                   litellm's exceptions; never carries upstream text
@@ -94,6 +96,24 @@ class MemoryRejected(GatewayError):
     status_code = 422
     error_type = "invalid_request_error"
     code = "memory_rejected"
+
+
+class MemoryLimitReached(GatewayError):
+    """The write would take the user past a per-user cap (count or bytes). 409: the
+    request conflicts with the state of the user's memories, and retrying it unchanged
+    cannot succeed until some are deleted."""
+
+    status_code = 409
+    error_type = "invalid_request_error"
+    code = "memory_limit_reached"
+
+
+class IdempotencyKeyReused(GatewayError):
+    """The `Idempotency-Key` was already used for a different request."""
+
+    status_code = 422
+    error_type = "invalid_request_error"
+    code = "idempotency_key_reused"
 
 
 class StoreUnavailableError(GatewayError):

@@ -9,35 +9,47 @@ that is not theirs answers 404, exactly like one that does not exist.
 
 from __future__ import annotations
 
+import hashlib
+import re
 import sqlite3
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 
+import orjson
 from fastapi import APIRouter, Request, Response
 
 from gateway.api.deps import authenticate, bounded_int_param, get_services, read_body
 from gateway.api.memory_schemas import MemoryBatchIn, MemoryIn, MemorySearchIn
-from gateway.api.responses import json_response
+from gateway.api.responses import JSON_MEDIA_TYPE, json_response
 from gateway.api.schemas import load_json_object, parse_body
 from gateway.api.scope import NAMESPACE_HEADER, checked_identifier, memory_user, scope_header
 from gateway.auth import Principal
 from gateway.cache.redis_connection import StoreUnavailable
 from gateway.errors import (
     Forbidden,
+    IdempotencyKeyReused,
     InvalidRequest,
+    MemoryLimitReached,
     MemoryNotFound,
     MemoryRejected,
     StoreUnavailableError,
 )
 from gateway.memory.records import MemoryRecord, MemoryScope, parse_time
-from gateway.memory.service import MemoryRefused, MemoryService, NewMemory
+from gateway.memory.service import MemoryRefused, MemoryService, NewMemory, WriteOnce
+from gateway.memory.store import AlreadyWritten, QuotaExceeded, RecordedAnswer
 from gateway.policy.models import MemoryPolicy
 from gateway.services import Services
 
 router = APIRouter()
 
 TENANT_HEADER = "x-gateway-tenant"
+# Retries of a memory write with the same key and body get the first answer back
+# instead of storing the memories again (see `MemoryLimitsPolicy.idempotency_ttl_seconds`).
+IDEMPOTENCY_HEADER = "idempotency-key"
+REPLAYED_HEADER = "idempotent-replayed"
+MAX_IDEMPOTENCY_KEY_CHARS = 255
+_IDEMPOTENCY_KEY = re.compile(rf"[\x21-\x7e]{{1,{MAX_IDEMPOTENCY_KEY_CHARS}}}")
 DEFAULT_PAGE_SIZE = 20
 MAX_PAGE_SIZE = 100
 
@@ -89,6 +101,7 @@ async def create_memories(request: Request) -> Response:
     services = get_services(request)
     principal = authenticate(request, services)
     tenant = _tenant(request, principal)
+    idempotency_key = _idempotency_key(request)
     raw = await read_body(request, services.config.server.max_request_bytes)
     batch = _parse_create(raw)
     header_user = memory_user(request, None)
@@ -112,17 +125,90 @@ async def create_memories(request: Request) -> Response:
         )
     scope = MemoryScope(tenant, checked_identifier(user, "user"), namespaces.pop())
     items = [_new_memory(item) for item in batch.items]
+    service = _service(services)
+    policy = _policy(services, tenant)
+    once = None
+    fingerprint = ""
+    if idempotency_key is not None:
+        fingerprint = _fingerprint(raw, scope)
+        once = WriteOnce(idempotency_key, fingerprint, _created_body)
+        async with _store_errors():
+            recorded = await service.recorded_answer(scope, idempotency_key)
+        if recorded is not None:
+            return _replay(recorded, fingerprint)
     try:
         async with _store_errors():
-            records = await _service(services).add(scope, items, _policy(services, tenant))
+            records = await service.add(scope, items, policy, once=once)
     except MemoryRefused as refused:
         raise MemoryRejected(
             f"items[{refused.index}].content refused: {refused.verdict.message} "
             f"(reason: {refused.verdict.kind}, rule: {refused.verdict.rule}). Nothing was stored.",
             param=f"items[{refused.index}].content",
         ) from None
-    return json_response(
-        {"object": "list", "data": [record.to_api() for record in records]}, status=201
+    except QuotaExceeded as exceeded:
+        raise _limit_reached(exceeded) from None
+    except AlreadyWritten as written:  # a concurrent request with the same key won
+        return _replay(written.recorded, fingerprint)
+    return Response(_created_body(records), status_code=201, media_type=JSON_MEDIA_TYPE)
+
+
+def _created_body(records: Sequence[MemoryRecord]) -> bytes:
+    return orjson.dumps({"object": "list", "data": [record.to_api() for record in records]})
+
+
+def _idempotency_key(request: Request) -> str | None:
+    key = request.headers.get(IDEMPOTENCY_HEADER)
+    if key is None:
+        return None
+    if not _IDEMPOTENCY_KEY.fullmatch(key):
+        raise InvalidRequest(
+            f"'{IDEMPOTENCY_HEADER}' must be 1-{MAX_IDEMPOTENCY_KEY_CHARS} visible ASCII "
+            "characters (no spaces).",
+            param=IDEMPOTENCY_HEADER,
+            code="invalid_idempotency_key",
+        )
+    return key
+
+
+def _fingerprint(raw: bytes, scope: MemoryScope) -> str:
+    """What was asked, independent of key order and whitespace: the body and the scope
+    it resolved to (a namespace may come from a header)."""
+    canonical = orjson.dumps(
+        {"body": load_json_object(raw), "user": scope.user, "namespace": scope.namespace},
+        option=orjson.OPT_SORT_KEYS,
+    )
+    return hashlib.sha256(canonical).hexdigest()
+
+
+def _replay(recorded: RecordedAnswer, fingerprint: str) -> Response:
+    if recorded.fingerprint != fingerprint:
+        raise IdempotencyKeyReused(
+            f"This '{IDEMPOTENCY_HEADER}' was already used for a different request; "
+            "use a new key for a new write.",
+            param=IDEMPOTENCY_HEADER,
+        )
+    return Response(
+        recorded.answer,
+        status_code=201,
+        media_type=JSON_MEDIA_TYPE,
+        headers={REPLAYED_HEADER: "true"},
+    )
+
+
+def _limit_reached(exceeded: QuotaExceeded) -> MemoryLimitReached:
+    if exceeded.limit == "count":
+        detail = (
+            f"the user has {exceeded.used} memories and this write adds {exceeded.adding}; "
+            f"the limit is {exceeded.cap} (max_memories_per_user)"
+        )
+    else:
+        detail = (
+            f"the user's memories take {exceeded.used} bytes and this write adds "
+            f"{exceeded.adding}; the limit is {exceeded.cap} (max_bytes_per_user)"
+        )
+    return MemoryLimitReached(
+        f"Memory limit reached: {detail}. Nothing was stored; delete memories to make room.",
+        param="items",
     )
 
 
@@ -193,7 +279,7 @@ async def delete_memory(request: Request, memory_id: str) -> Response:
     services = get_services(request)
     record = await _owned(request, services, memory_id)
     async with _store_errors():
-        deleted = await _service(services).store.delete(record.tenant, record.id)
+        deleted = await _service(services).delete(record.tenant, record.id)
     if not deleted:  # deleted concurrently
         raise MemoryNotFound(f"No memory '{memory_id}'.", param="id")
     return json_response({"id": record.id, "object": "memory.deleted", "deleted": True})

@@ -9,6 +9,7 @@ search (see docker-compose.yml).
 from __future__ import annotations
 
 import importlib.util
+import signal
 import subprocess
 import time
 from pathlib import Path
@@ -83,6 +84,16 @@ class RedisServer:
             return bool(redis.Redis(port=self.port, socket_timeout=0.5).ping())
         except redis.RedisError:
             return False
+
+    def freeze(self) -> None:
+        """SIGSTOP: the server keeps its connections but answers nothing, and runs what
+        it was sent once thawed (a stalled server, as opposed to a dead one)."""
+        if self._process is not None:
+            self._process.send_signal(signal.SIGSTOP)
+
+    def thaw(self) -> None:
+        if self._process is not None:
+            self._process.send_signal(signal.SIGCONT)
 
     def stop(self) -> None:
         if self._process is not None and self._process.poll() is None:

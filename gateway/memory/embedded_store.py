@@ -18,7 +18,17 @@ from gateway.cache.embedded import SQLiteDatabase
 from gateway.cache.eviction import CapacityLedger
 from gateway.cache.limits import StoreLimits
 from gateway.memory.records import MemoryRecord, MemoryScope, Vector
-from gateway.memory.store import MemoryPage, SessionItem
+from gateway.memory.store import (
+    AlreadyWritten,
+    IdempotentWrite,
+    MemoryPage,
+    RecordedAnswer,
+    SessionItem,
+    UserQuota,
+    check_quota,
+    one_owner,
+    totals,
+)
 
 # Little-endian on disk whatever the host.
 _DISK_DTYPE = np.dtype("<f4")
@@ -52,6 +62,25 @@ CREATE TABLE IF NOT EXISTS sessions (
     PRIMARY KEY (tenant, user, session)
 );
 CREATE INDEX IF NOT EXISTS sessions_expires ON sessions (expires_at);
+-- Per-user totals for the caps; a missing row (a database from before the caps) is
+-- counted from the memories on the user's next write.
+CREATE TABLE IF NOT EXISTS memory_usage (
+    tenant TEXT NOT NULL,
+    user TEXT NOT NULL,
+    count INTEGER NOT NULL,
+    bytes INTEGER NOT NULL,
+    PRIMARY KEY (tenant, user)
+);
+CREATE TABLE IF NOT EXISTS memory_idempotency (
+    tenant TEXT NOT NULL,
+    user TEXT NOT NULL,
+    key TEXT NOT NULL,
+    fingerprint TEXT NOT NULL,
+    answer BLOB NOT NULL,
+    expires_at REAL NOT NULL,
+    PRIMARY KEY (tenant, user, key)
+);
+CREATE INDEX IF NOT EXISTS memory_idempotency_expires ON memory_idempotency (expires_at);
 """
 
 SESSION_MIGRATIONS = (
@@ -103,15 +132,61 @@ def _record(row: tuple[bytes, bytes | None]) -> MemoryRecord:
     return MemoryRecord.from_storage(orjson.loads(row[0]), vector_from_bytes(row[1]))
 
 
+def _usage(connection: sqlite3.Connection, tenant: str, user: str) -> tuple[int, int]:
+    row = connection.execute(
+        "SELECT count, bytes FROM memory_usage WHERE tenant = ? AND user = ?", (tenant, user)
+    ).fetchone()
+    if row is not None:
+        return int(row[0]), int(row[1])
+    count = used = 0
+    for (raw,) in connection.execute(
+        "SELECT record FROM memories WHERE tenant = ? AND user = ?", (tenant, user)
+    ):
+        count += 1
+        used += MemoryRecord.from_storage(orjson.loads(raw)).size_bytes
+    return count, used
+
+
+def _set_usage(
+    connection: sqlite3.Connection, tenant: str, user: str, usage: tuple[int, int]
+) -> None:
+    connection.execute(
+        "INSERT OR REPLACE INTO memory_usage (tenant, user, count, bytes) VALUES (?, ?, ?, ?)",
+        (tenant, user, *usage),
+    )
+
+
+def _recorded(
+    connection: sqlite3.Connection, tenant: str, user: str, key: str, now: float
+) -> RecordedAnswer | None:
+    row = connection.execute(
+        "SELECT fingerprint, answer FROM memory_idempotency "
+        "WHERE tenant = ? AND user = ? AND key = ? AND expires_at > ?",
+        (tenant, user, key, now),
+    ).fetchone()
+    return None if row is None else RecordedAnswer(str(row[0]), bytes(row[1]))
+
+
 class SQLiteMemoryStore:
-    def __init__(self, database: SQLiteDatabase) -> None:
+    def __init__(self, database: SQLiteDatabase, clock: Callable[[], float] = time.time) -> None:
         self._db = database
+        self._clock = clock
 
     @classmethod
     async def open(cls, database: SQLiteDatabase) -> SQLiteMemoryStore:
         return cls(database)
 
-    async def add(self, records: Sequence[MemoryRecord]) -> None:
+    async def add(
+        self,
+        records: Sequence[MemoryRecord],
+        *,
+        quota: UserQuota | None = None,
+        idempotent: IdempotentWrite | None = None,
+    ) -> None:
+        if not records:
+            return
+        owner = one_owner(records) if quota is not None or idempotent is not None else None
+        now = self._clock()
         rows = [
             (
                 record.id,
@@ -127,16 +202,55 @@ class SQLiteMemoryStore:
 
         def _add() -> None:
             with _transaction(self._db.connection) as connection:
+                if idempotent is not None and owner is not None:
+                    recorded = _recorded(connection, *owner, idempotent.key, now)
+                    if recorded is not None:
+                        raise AlreadyWritten(recorded)
+                    connection.execute(
+                        "INSERT OR REPLACE INTO memory_idempotency "
+                        "(tenant, user, key, fingerprint, answer, expires_at) "
+                        "VALUES (?, ?, ?, ?, ?, ?)",
+                        (
+                            *owner,
+                            idempotent.key,
+                            idempotent.fingerprint,
+                            idempotent.answer,
+                            now + idempotent.ttl_seconds,
+                        ),
+                    )
+                    # Bounded sweep of expired keys on each idempotent write: no timer.
+                    connection.execute(
+                        "DELETE FROM memory_idempotency WHERE rowid IN (SELECT rowid FROM "
+                        "memory_idempotency WHERE expires_at <= ? LIMIT 16)",
+                        (now,),
+                    )
+                by_owner: dict[tuple[str, str], list[MemoryRecord]] = {}
+                for record in records:
+                    by_owner.setdefault((record.tenant, record.user), []).append(record)
+                usages: dict[tuple[str, str], tuple[int, int]] = {}
+                for (tenant, user), owned in by_owner.items():
+                    usages[tenant, user] = _usage(connection, tenant, user)
+                    check_quota(quota, usages[tenant, user], totals(owned))
                 connection.executemany(
                     "INSERT INTO memories "
                     "(id, tenant, user, namespace, created_at, record, vector) "
                     "VALUES (?, ?, ?, ?, ?, ?, ?)",
                     rows,
                 )
-                for tenant, user in {(record.tenant, record.user) for record in records}:
+                for (tenant, user), owned in by_owner.items():
+                    count, used = usages[tenant, user]
+                    added = sum(record.size_bytes for record in owned)
+                    _set_usage(connection, tenant, user, (count + len(owned), used + added))
                     _bump_version(connection, tenant, user)
 
         await self._db.run(_add)
+
+    async def recorded_answer(self, tenant: str, user: str, key: str) -> RecordedAnswer | None:
+        now = self._clock()
+        return await self._db.run(lambda: _recorded(self._db.connection, tenant, user, key, now))
+
+    async def usage(self, tenant: str, user: str) -> tuple[int, int]:
+        return await self._db.run(lambda: _usage(self._db.connection, tenant, user))
 
     async def get(self, tenant: str, memory_id: str) -> MemoryRecord | None:
         def _get() -> tuple[bytes, bytes | None] | None:
@@ -153,15 +267,42 @@ class SQLiteMemoryStore:
         def _delete() -> bool:
             with _transaction(self._db.connection) as connection:
                 row = connection.execute(
-                    "DELETE FROM memories WHERE tenant = ? AND id = ? RETURNING user",
+                    "SELECT user, record FROM memories WHERE tenant = ? AND id = ?",
                     (tenant, memory_id),
                 ).fetchone()
                 if row is None:
                     return False
-                _bump_version(connection, tenant, row[0])
+                user = str(row[0])
+                count, used = _usage(connection, tenant, user)
+                connection.execute(
+                    "DELETE FROM memories WHERE tenant = ? AND id = ?", (tenant, memory_id)
+                )
+                size = MemoryRecord.from_storage(orjson.loads(row[1])).size_bytes
+                _set_usage(connection, tenant, user, (max(count - 1, 0), max(used - size, 0)))
+                _bump_version(connection, tenant, user)
                 return True
 
         return await self._db.run(_delete)
+
+    async def existing(self, tenant: str, memory_ids: Sequence[str]) -> set[str]:
+        ids = list(dict.fromkeys(memory_ids))
+        if not ids:
+            return set()
+
+        def _existing() -> set[str]:
+            found: set[str] = set()
+            # Below SQLite's default limit of 999 bound parameters per statement.
+            for start in range(0, len(ids), 500):
+                chunk = ids[start : start + 500]
+                marks = ",".join("?" * len(chunk))
+                rows = self._db.connection.execute(
+                    f"SELECT id FROM memories WHERE tenant = ? AND id IN ({marks})",  # noqa: S608 (placeholders only)
+                    (tenant, *chunk),
+                )
+                found.update(str(row[0]) for row in rows)
+            return found
+
+        return await self._db.run(_existing)
 
     async def list_page(
         self,
@@ -353,6 +494,29 @@ class SQLiteSessionStore:
                 self._budget.enforce(connection, tenant)
 
         await self._db.run(_save)
+
+    async def forget(self, tenant: str, user: str, memory_ids: Sequence[str]) -> None:
+        ids = set(memory_ids)
+        if not ids:
+            return
+
+        def _forget() -> None:
+            with _transaction(self._db.connection) as connection:
+                rows = connection.execute(
+                    "SELECT session, items FROM sessions WHERE tenant = ? AND user = ?",
+                    (tenant, user),
+                ).fetchall()
+                for session, raw in rows:
+                    items = session_items_from_json(bytes(raw))
+                    kept = [item for item in items if item.memory_id not in ids]
+                    if len(kept) != len(items):
+                        connection.execute(
+                            "UPDATE sessions SET items = ? "
+                            "WHERE tenant = ? AND user = ? AND session = ?",
+                            (session_items_to_json(kept), tenant, user, session),
+                        )
+
+        await self._db.run(_forget)
 
     async def close(self) -> None:
         """See `SQLiteMemoryStore.close`."""

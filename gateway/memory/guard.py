@@ -1,4 +1,4 @@
-"""Write-path hygiene for long-term memories: refuse prompt injections and secrets.
+r"""Write-path hygiene for long-term memories: refuse prompt injections and secrets.
 
 Stored memories are later pasted into LLM prompts, so a memory is untrusted text that
 gets the authority of the prompt. Content that tries to steer the model (override its
@@ -7,17 +7,21 @@ must credentials: once injected they may be echoed back to anyone who shares the
 
 `inspect_memory_content` returns the first `GuardVerdict` found, or None. Verdicts carry
 a stable rule name and a fixed message per rule, never any of the content, so that API
-errors and logs cannot leak the secret they refuse. Patterns run on NFKC-normalised text
-(full-width letters, digits and "：" look like ASCII) with invisible format characters
-removed, so "ig\u200bnore" cannot split a keyword.
+errors and logs cannot leak the secret they refuse. Patterns run on every form of the
+text that `guard_views.matching_views` derives: NFKC (full-width letters, digits and "："
+look like ASCII) without invisible characters (so "ig\u200bnore" cannot split a
+keyword), look-alike letters of other scripts folded to Latin, spaced-out letters joined,
+and payloads hidden in base64, hex, %-escapes, HTML entities, `\u` escapes or Unicode
+tag characters decoded.
 """
 
 from __future__ import annotations
 
 import re
-import unicodedata
 from dataclasses import dataclass
 from typing import Literal
+
+from gateway.memory.guard_views import matching_views
 
 GuardKind = Literal["prompt_injection", "secret"]
 
@@ -32,8 +36,6 @@ class GuardVerdict:
 
 
 _I = re.IGNORECASE
-# Zero-width and other invisible characters that attackers put inside keywords.
-_INVISIBLE = re.compile(r"[\u00ad\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\ufeff]")
 
 # --- prompt injection -------------------------------------------------------------------
 
@@ -65,9 +67,11 @@ _IGNORE_ZH = re.compile(
     r"(?:之前|以上|上面|先前|此前|前面|上述|原来|原有|原先|系统)[^。！？!?\n]{0,6}?"
     r"(?:指令|指示|规则|提示|设定|命令)"
 )
-# Chat-template control tokens have no business in a remembered fact.
+# Chat-template control tokens have no business in a remembered fact, also with spaces
+# inside ("< | im_start | >", "[ /INST ]") that a tokenizer-savvy model still reads.
 _TEMPLATE_TOKEN = re.compile(
-    r"<\|[a-z_]{2,30}\|>|\[/?INST\]|<</?SYS>>|</?(?:start|end)_of_turn>",
+    r"<\s*\|\s*[a-z][a-z_\u2581 ]{1,40}?\s*\|\s*>|\[\s*/?\s*INST\s*\]|<\s*<\s*/?\s*SYS\s*>\s*>|"
+    r"<\s*/?\s*(?:start|end)_of_turn\s*>",
     _I,
 )
 # A remembered tool call could be replayed by the model as if it had issued it.
@@ -93,6 +97,29 @@ _SYSTEM_HEADER = re.compile(
     r"\[\s*system\s*\]|<\s*/?\s*system\s*>|"
     r"系统提示词|系统(?:提示|指令|消息)\s*:|[\[【]\s*系统\s*[\]】]",
     _I | re.MULTILINE,
+)
+# Text that claims to speak for whoever configures the assistant, to smuggle in a rule:
+# "New rule from the developer: ...", "Message from the system administrator: ...",
+# "Developer override: ...", "来自开发者的新规则：...". A rule from the user's manager
+# or landlord is a fact about the user; only the assistant's principals count.
+_PRINCIPAL = (
+    r"(?:the\s+|your\s+|an?\s+)?(?:developers?|dev\s+team|system\s+administrators?|"
+    r"administrators?|admins?|system|operators?|openai|anthropic|(?:ai\s+|model\s+)?provider|"
+    r"creators?|makers?|owners?\s+of\s+(?:this|the)\s+(?:assistant|ai|model|bot))"
+)
+_AUTHORITY_CLAIM = re.compile(
+    r"\b(?:new|updated|revised|additional|latest|important|urgent|official|mandatory)\s+"
+    r"(?:rules?|instructions?|directives?|policy|policies|orders?|guidelines?|commands?)\s+"
+    rf"(?:from|by|of)\s+{_PRINCIPAL}\b|"
+    r"\b(?:rules?|instructions?|directives?|orders?|commands?|messages?|notes?|notices?)\s+"
+    rf"(?:from|by)\s+{_PRINCIPAL}\s*[:：-]|"
+    # Not "developer mode": a phone setting; "you are now in developer mode" is a
+    # role override.
+    r"\b(?:developer|admin(?:istrator)?|operator|openai|anthropic)\s+"
+    r"(?:override|instructions?|directives?|commands?|orders?)\b|"
+    r"(?:来自)?(?:开发者|开发人员|管理员|运营方|官方)(?:的)?(?:最新|新|更新的?)?"
+    r"(?:规则|指令|命令|指示|要求)\s*[:：]",
+    _I,
 )
 _NEW_SYSTEM_PROMPT = re.compile(
     r"\b(?:new|updated|revised|real|actual)\s+system\s+(?:prompt|message|instructions?)\b|"
@@ -185,6 +212,7 @@ _INJECTION_RULES: tuple[tuple[str, re.Pattern[str], str], ...] = (
     ("role_override", _ROLE_OVERRIDE, "tries to redefine the assistant's role"),
     ("act_as_persona", _ACT_AS_EN, "asks the assistant to take an unrestricted persona"),
     ("act_as_persona", _ACT_AS_ZH, "asks the assistant to take an unrestricted persona"),
+    ("authority_claim", _AUTHORITY_CLAIM, "claims to give rules on the developer's behalf"),
 )
 # Most specific first: an Anthropic key is also "sk-…", a JWT is also a bearer value,
 # and "api_key=sk-…" should name the provider rather than the generic assignment.
@@ -227,18 +255,18 @@ def inspect_memory_content(text: str) -> GuardVerdict | None:
     Secrets are checked first: a caller may quarantine an injection for review, but a
     secret must not be kept anywhere, so content with both is reported as a secret.
     """
-    normalized = _INVISIBLE.sub("", unicodedata.normalize("NFKC", text))
+    views = matching_views(text)
     for rule, pattern, reason in _SECRET_RULES:
-        if pattern.search(normalized):
+        if any(pattern.search(view) for view in views):
             return GuardVerdict("secret", rule, f"memory content rejected: {reason} ({rule})")
-    if _has_card_number(normalized):
+    if any(_has_card_number(view) for view in views):
         return GuardVerdict(
             "secret",
             "card_number",
             "memory content rejected: contains a payment card number (card_number)",
         )
     for rule, pattern, reason in _INJECTION_RULES:
-        if pattern.search(normalized):
+        if any(pattern.search(view) for view in views):
             return GuardVerdict(
                 "prompt_injection", rule, f"memory content rejected: {reason} ({rule})"
             )

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+import orjson
 
 Vector = npt.NDArray[np.float32]
 
@@ -49,6 +51,10 @@ class MemoryRecord:
     # Embedding of `content` by `embedder` (unit vector); not part of the API.
     vector: Vector | None = field(default=None, compare=False, repr=False)
     embedder: str = ""
+
+    @property
+    def size_bytes(self) -> int:
+        return stored_size_bytes(self.content, self.source, self.tags, self.metadata)
 
     def with_vector(self, vector: Vector, embedder: str) -> MemoryRecord:
         return replace(self, vector=vector, embedder=embedder)
@@ -118,6 +124,19 @@ class MemoryRecord:
             vector=vector,
             embedder=str(value.get("embedder") or ""),
         )
+
+
+def stored_size_bytes(
+    content: str, source: str, tags: Sequence[str], metadata: dict[str, Any]
+) -> int:
+    """What counts against a user's byte cap: the UTF-8 bytes of what the client wrote
+    (content, source, tags, metadata as JSON); not the vector or the counters."""
+    return (
+        len(content.encode())
+        + len(source.encode())
+        + sum(len(tag.encode()) for tag in tags)
+        + (len(orjson.dumps(metadata)) if metadata else 0)
+    )
 
 
 def new_memory_id() -> str:

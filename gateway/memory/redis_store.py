@@ -8,8 +8,14 @@ Keys (under the backend's prefix, parts escaped by `RedisBackend.key`):
 - `memory-tenant:<tenant>`: a sorted set of the tenant's ids by creation time (listing);
 - `memory-version:<tenant>:<user>`: a counter bumped by every add and delete, so that
   replicas know when their prepared copy of a user's memories is out of date;
+- `memory-usage:<tenant>:<user>`: a hash of the user's totals (`count`, `bytes`) for the
+  caps, kept in the same transaction as every add and delete;
+- `memory-idempotency:<tenant>:<user>:<key>`: what a write with that `Idempotency-Key`
+  answered (`fingerprint`, `answer`), expired by Redis;
 - `session:<tenant>:<user>:<session>`: the session's knowledge items (JSON), expired
-  by Redis with the session TTL.
+  by Redis with the session TTL;
+- `session-user:<tenant>:<user>`: a sorted set of the user's session ids by expiry
+  time (ms), so that deleting a memory can remove its copies from every session.
 
 Retrieval ranks one user's scope in the gateway (see `retrieval.py`), so the search is
 scoped before it starts; the scope is fetched in one pipelined round trip when its
@@ -18,14 +24,18 @@ version changed, and otherwise served from the replica's prepared copy.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from typing import Any
 
 import orjson
 from redis.asyncio import Redis
+from redis.asyncio.client import Pipeline
+from redis.exceptions import WatchError
 from redis.typing import EncodableT, FieldT
 
 from gateway.cache.redis_backend import RedisBackend
+from gateway.cache.redis_connection import StoreUnavailable
 from gateway.memory.embedded_store import (
     session_items_from_json,
     session_items_to_json,
@@ -33,7 +43,17 @@ from gateway.memory.embedded_store import (
     vector_to_bytes,
 )
 from gateway.memory.records import MemoryRecord, MemoryScope
-from gateway.memory.store import MemoryPage, SessionItem
+from gateway.memory.store import (
+    AlreadyWritten,
+    IdempotentWrite,
+    MemoryPage,
+    RecordedAnswer,
+    SessionItem,
+    UserQuota,
+    check_quota,
+    one_owner,
+    totals,
+)
 
 # Count an access only if the memory still exists (a deleted one must not come back as
 # an empty hash).
@@ -43,6 +63,46 @@ if redis.call('EXISTS', KEYS[1]) == 1 then
   redis.call('HSET', KEYS[1], 'last_access_at', ARGV[1])
 end
 return 0
+"""
+
+
+# Write a session and index it under its user, in one step: the index lives as long as
+# the user's longest-lived session, and expired sessions leave it on each write.
+_SAVE_SESSION = """
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+local now = tonumber(ARGV[4])
+local ttl = tonumber(ARGV[2])
+redis.call('ZADD', KEYS[2], now + ttl, ARGV[3])
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
+if redis.call('PTTL', KEYS[2]) < ttl then
+  redis.call('PEXPIRE', KEYS[2], ttl)
+end
+return 0
+"""
+# Replace a session's items only if nobody wrote it since it was read; keep its TTL.
+_REPLACE_SESSION = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  redis.call('SET', KEYS[1], ARGV[2], 'KEEPTTL')
+  return 1
+end
+return 0
+"""
+_FORGET_ATTEMPTS = 3
+_WRITE_ATTEMPTS = 5
+# Delete a memory, its index entries and its share of the user's totals, in one step
+# (only if it still exists: a concurrent delete must not count twice).
+_DELETE = """
+if redis.call('DEL', KEYS[1]) == 0 then
+  return 0
+end
+redis.call('SREM', KEYS[2], ARGV[1])
+redis.call('ZREM', KEYS[3], ARGV[1])
+redis.call('INCR', KEYS[4])
+if redis.call('EXISTS', KEYS[5]) == 1 then
+  redis.call('HINCRBY', KEYS[5], 'count', -1)
+  redis.call('HINCRBY', KEYS[5], 'bytes', -tonumber(ARGV[2]))
+end
+return 1
 """
 
 
@@ -63,27 +123,132 @@ class RedisMemoryStore:
     def _version_key(self, tenant: str, user: str) -> str:
         return self._backend.key("memory-version", tenant, user)
 
-    async def add(self, records: Sequence[MemoryRecord]) -> None:
+    def _usage_key(self, tenant: str, user: str) -> str:
+        return self._backend.key("memory-usage", tenant, user)
+
+    def _idempotency_key(self, tenant: str, user: str, key: str) -> str:
+        return self._backend.key("memory-idempotency", tenant, user, key)
+
+    async def add(
+        self,
+        records: Sequence[MemoryRecord],
+        *,
+        quota: UserQuota | None = None,
+        idempotent: IdempotentWrite | None = None,
+    ) -> None:
+        if not records:
+            return
+        if quota is not None or idempotent is not None:
+            one_owner(records)
+        by_owner: dict[tuple[str, str], list[MemoryRecord]] = {}
+        for record in records:
+            by_owner.setdefault((record.tenant, record.user), []).append(record)
+        idempotency_key = (
+            None
+            if idempotent is None
+            else self._idempotency_key(*next(iter(by_owner)), idempotent.key)
+        )
+        watched = [self._usage_key(*owner) for owner in by_owner]
+        watched += [self._user_key(*owner) for owner in by_owner]
+        if idempotency_key is not None:
+            watched.append(idempotency_key)
+
         async def _add(client: Redis) -> None:
-            async with client.pipeline(transaction=True) as pipe:
-                for record in records:
-                    fields: dict[FieldT, EncodableT] = {
-                        "record": orjson.dumps(record.to_storage()),
-                        "access_count": record.access_count,
-                    }
-                    vector = vector_to_bytes(record.vector)
-                    if vector is not None:
-                        fields["vector"] = vector
-                    if record.last_access_at is not None:
-                        fields["last_access_at"] = repr(record.last_access_at)
-                    pipe.hset(self._item_key(record.tenant, record.id), mapping=fields)
-                    pipe.sadd(self._user_key(record.tenant, record.user), record.id)
-                    pipe.zadd(self._tenant_key(record.tenant), {record.id: record.created_at})
-                for tenant, user in {(record.tenant, record.user) for record in records}:
-                    pipe.incr(self._version_key(tenant, user))
-                await pipe.execute()
+            # Optimistic: read the key and the totals under WATCH, write in MULTI/EXEC;
+            # a concurrent write to any of them aborts EXEC and the attempt starts over.
+            # The key is written in the same transaction as the memories, so a write
+            # that the server applied is found by its retry even if the answer was lost.
+            for _ in range(_WRITE_ATTEMPTS):
+                async with client.pipeline(transaction=True) as pipe:
+                    try:
+                        await pipe.watch(*watched)
+                        if idempotent is not None and idempotency_key is not None:
+                            fingerprint, answer = await pipe.hmget(
+                                idempotency_key, ["fingerprint", "answer"]
+                            )
+                            if fingerprint is not None and answer is not None:
+                                raise AlreadyWritten(
+                                    RecordedAnswer(_text(fingerprint), _bytes(answer))
+                                )
+                        usages = {}
+                        for owner, owned in by_owner.items():
+                            usages[owner] = await self._usage(client, pipe, *owner)
+                            check_quota(quota, usages[owner], totals(owned))
+                        pipe.multi()  # type: ignore[no-untyped-call]
+                        self._queue_add(pipe, records)
+                        for owner, owned in by_owner.items():
+                            count, used = usages[owner]
+                            pipe.hset(
+                                self._usage_key(*owner),
+                                mapping={
+                                    "count": count + len(owned),
+                                    "bytes": used + sum(r.size_bytes for r in owned),
+                                },
+                            )
+                            pipe.incr(self._version_key(*owner))
+                        if idempotent is not None and idempotency_key is not None:
+                            pipe.hset(
+                                idempotency_key,
+                                mapping={
+                                    "fingerprint": idempotent.fingerprint,
+                                    "answer": idempotent.answer,
+                                },
+                            )
+                            pipe.pexpire(idempotency_key, idempotent.ttl_seconds * 1000)
+                        await pipe.execute()
+                        return
+                    except WatchError:
+                        continue
+            raise StoreUnavailable("memory write kept conflicting with concurrent writes")
 
         await self._connection.run(_add)
+
+    def _queue_add(self, pipe: Pipeline, records: Sequence[MemoryRecord]) -> None:
+        for record in records:
+            fields: dict[FieldT, EncodableT] = {
+                "record": orjson.dumps(record.to_storage()),
+                "access_count": record.access_count,
+            }
+            vector = vector_to_bytes(record.vector)
+            if vector is not None:
+                fields["vector"] = vector
+            if record.last_access_at is not None:
+                fields["last_access_at"] = repr(record.last_access_at)
+            pipe.hset(self._item_key(record.tenant, record.id), mapping=fields)
+            pipe.sadd(self._user_key(record.tenant, record.user), record.id)
+            pipe.zadd(self._tenant_key(record.tenant), {record.id: record.created_at})
+
+    async def _usage(
+        self, client: Redis, reader: Redis | Pipeline, tenant: str, user: str
+    ) -> tuple[int, int]:
+        """The user's totals, read through `reader` (a pipeline in WATCH mode when
+        writing); a user from before the caps (no totals yet) is counted from their
+        memories."""
+        count, used = await reader.hmget(self._usage_key(tenant, user), ["count", "bytes"])
+        if count is not None and used is not None:
+            return int(count), int(used)
+        raw_ids = await reader.smembers(self._user_key(tenant, user))
+        total_count = total_bytes = 0
+        async with client.pipeline(transaction=False) as reader:
+            for raw in raw_ids:
+                reader.hget(self._item_key(tenant, _text(raw)), "record")
+            for raw_record in await reader.execute():
+                if raw_record is not None:
+                    total_count += 1
+                    total_bytes += MemoryRecord.from_storage(orjson.loads(raw_record)).size_bytes
+        return total_count, total_bytes
+
+    async def recorded_answer(self, tenant: str, user: str, key: str) -> RecordedAnswer | None:
+        redis_key = self._idempotency_key(tenant, user, key)
+        fingerprint, answer = await self._connection.run(
+            lambda client: client.hmget(redis_key, ["fingerprint", "answer"])
+        )
+        if fingerprint is None or answer is None:
+            return None
+        return RecordedAnswer(_text(fingerprint), _bytes(answer))
+
+    async def usage(self, tenant: str, user: str) -> tuple[int, int]:
+        return await self._connection.run(lambda client: self._usage(client, client, tenant, user))
 
     async def _fetch(self, tenant: str, ids: Sequence[str]) -> list[MemoryRecord | None]:
         if not ids:
@@ -109,17 +274,33 @@ class RedisMemoryStore:
         record = await self.get(tenant, memory_id)
         if record is None:
             return False
+        keys = [
+            self._item_key(tenant, memory_id),
+            self._user_key(tenant, record.user),
+            self._tenant_key(tenant),
+            self._version_key(tenant, record.user),
+            self._usage_key(tenant, record.user),
+        ]
 
         async def _delete(client: Redis) -> int:
-            async with client.pipeline(transaction=True) as pipe:
-                pipe.delete(self._item_key(tenant, memory_id))
-                pipe.srem(self._user_key(tenant, record.user), memory_id)
-                pipe.zrem(self._tenant_key(tenant), memory_id)
-                pipe.incr(self._version_key(tenant, record.user))
-                deleted, _, _, _ = await pipe.execute()
-            return int(deleted)
+            script = client.register_script(_DELETE)
+            return int(await script(keys=keys, args=[memory_id, record.size_bytes]))
 
         return await self._connection.run(_delete) > 0
+
+    async def existing(self, tenant: str, memory_ids: Sequence[str]) -> set[str]:
+        ids = list(dict.fromkeys(memory_ids))
+        if not ids:
+            return set()
+
+        async def _existing(client: Redis) -> list[Any]:
+            async with client.pipeline(transaction=False) as pipe:
+                for memory_id in ids:
+                    pipe.exists(self._item_key(tenant, memory_id))
+                return list(await pipe.execute())
+
+        flags = await self._connection.run(_existing)
+        return {memory_id for memory_id, flag in zip(ids, flags, strict=True) if int(flag)}
 
     async def list_page(
         self,
@@ -194,6 +375,9 @@ class RedisSessionStore:
     def _key(self, tenant: str, user: str, session: str) -> str:
         return self._backend.key("session", tenant, user, session)
 
+    def _user_key(self, tenant: str, user: str) -> str:
+        return self._backend.key("session-user", tenant, user)
+
     async def load(self, tenant: str, user: str, session: str) -> list[SessionItem]:
         key = self._key(tenant, user, session)
         raw = await self._connection.run(lambda client: client.get(key))
@@ -202,10 +386,49 @@ class RedisSessionStore:
     async def save(
         self, tenant: str, user: str, session: str, items: Sequence[SessionItem], ttl_seconds: int
     ) -> None:
-        key = self._key(tenant, user, session)
+        keys = [self._key(tenant, user, session), self._user_key(tenant, user)]
         payload = session_items_to_json(items)
         ttl_ms = int(ttl_seconds * 1000)
-        await self._connection.run(lambda client: client.set(key, payload, px=ttl_ms))
+        now_ms = int(time.time() * 1000)
+
+        async def _save(client: Redis) -> None:
+            script = client.register_script(_SAVE_SESSION)
+            await script(keys=keys, args=[payload, ttl_ms, session, now_ms])
+
+        await self._connection.run(_save)
+
+    async def forget(self, tenant: str, user: str, memory_ids: Sequence[str]) -> None:
+        ids = set(memory_ids)
+        if not ids:
+            return
+        index_key = self._user_key(tenant, user)
+        now_ms = int(time.time() * 1000)
+        raw_sessions = await self._connection.run(
+            lambda client: client.zrangebyscore(index_key, now_ms, "+inf")
+        )
+        for raw_session in raw_sessions:
+            await self._forget_in(self._key(tenant, user, _text(raw_session)), ids)
+
+    async def _forget_in(self, key: str, ids: set[str]) -> None:
+        """Compare-and-set, retried a few times if a turn writes the session meanwhile;
+        a copy that still slips through is dropped on the session's next read (the
+        memory no longer exists then), see `MemoryService.session_turn`."""
+        for _ in range(_FORGET_ATTEMPTS):
+            raw = await self._connection.run(lambda client: client.get(key))
+            if raw is None:
+                return
+            items = session_items_from_json(raw)
+            kept = [item for item in items if item.memory_id not in ids]
+            if len(kept) == len(items):
+                return
+            payload = session_items_to_json(kept)
+
+            async def _replace(client: Redis, old: Any = raw, new: bytes = payload) -> int:
+                script = client.register_script(_REPLACE_SESSION)
+                return int(await script(keys=[key], args=[old, new]))
+
+            if await self._connection.run(_replace):
+                return
 
     async def close(self) -> None:
         """See `RedisMemoryStore.close`."""
@@ -219,6 +442,10 @@ def _record(row: list[Any]) -> MemoryRecord | None:
     value["access_count"] = int(access_count or 0)
     value["last_access_at"] = float(last_access_at) if last_access_at else None
     return MemoryRecord.from_storage(value, vector_from_bytes(raw_vector))
+
+
+def _bytes(raw: Any) -> bytes:
+    return raw if isinstance(raw, bytes) else str(raw).encode()
 
 
 def _text(raw: Any) -> str:

@@ -84,6 +84,7 @@ class ScopeIndex:
 
     records: list[MemoryRecord]
     known_keys: frozenset[str]
+    ids: frozenset[str]  # of `records`: what a session may still carry from this scope
     matrix: npt.NDArray[np.float32] | None  # rows of `records`; zeros where no vector
     has_vector: npt.NDArray[np.bool_]
     postings: dict[str, tuple[Indices, Floats]]  # term -> (record rows, term counts)
@@ -150,6 +151,7 @@ class ScopeIndex:
         return cls(
             records=usable,
             known_keys=frozenset(terms.get(record)[1] for record in records),
+            ids=frozenset(record.id for record in usable),
             matrix=matrix,
             has_vector=has_vector,
             postings=postings,

@@ -14,10 +14,24 @@ from typing import Any
 
 from gateway.embed.protocol import Embedder
 from gateway.memory.guard import GuardVerdict, inspect_memory_content
-from gateway.memory.records import MemoryRecord, MemoryScope, Vector, new_memory_id
+from gateway.memory.records import (
+    MemoryRecord,
+    MemoryScope,
+    Vector,
+    new_memory_id,
+    stored_size_bytes,
+)
 from gateway.memory.retrieval import RankMode, ScopeIndex, ScoredMemory, TermCache, rank
 from gateway.memory.session import SessionTurn, merge_turn
-from gateway.memory.store import MemoryStore, SessionStore
+from gateway.memory.store import (
+    IdempotentWrite,
+    MemoryStore,
+    RecordedAnswer,
+    SessionItem,
+    SessionStore,
+    UserQuota,
+    check_quota,
+)
 from gateway.memory.text import dedup_key
 from gateway.policy.models import MemoryPolicy
 from gateway.telemetry.throttled_log import ThrottledLogger
@@ -36,6 +50,16 @@ class NewMemory:
     created_at: float | None = None  # None: now
     valid_from: float | None = None
     valid_to: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class WriteOnce:
+    """An `Idempotency-Key` write: `render` turns the stored records into the answer
+    that a retry with the same key gets back instead of a second copy."""
+
+    key: str
+    fingerprint: str
+    render: Callable[[Sequence[MemoryRecord]], bytes]
 
 
 class MemoryRefused(Exception):
@@ -101,13 +125,28 @@ class MemoryService:
         return index
 
     async def add(
-        self, scope: MemoryScope, items: Sequence[NewMemory], policy: MemoryPolicy
+        self,
+        scope: MemoryScope,
+        items: Sequence[NewMemory],
+        policy: MemoryPolicy,
+        *,
+        once: WriteOnce | None = None,
     ) -> list[MemoryRecord]:
         """Guard, embed and store `items` as one batch: all are stored or none.
 
         Raises `MemoryRefused` (nothing stored) when the guard flags an item and the
         policy says reject; with `quarantine` the item is stored but never injected.
+        Raises `QuotaExceeded` when the batch would take the user past the policy's
+        caps, and `AlreadyWritten` when `once.key` was used by an earlier write.
         """
+        limits = policy.limits
+        quota = UserQuota(limits.max_memories_per_user, limits.max_bytes_per_user)
+        # Refuse a write past the cap before the guard and the embedder spend anything on
+        # it (a client at its cap may keep retrying); the store checks again, atomically.
+        adding = sum(
+            stored_size_bytes(item.content, item.source, item.tags, item.metadata) for item in items
+        )
+        check_quota(quota, await self.store.usage(scope.tenant, scope.user), (len(items), adding))
         now = self._clock()
         records: list[MemoryRecord] = []
         for index, item in enumerate(items):
@@ -136,8 +175,18 @@ class MemoryService:
             vectors = await self._embedder.embed([records[i].content for i in to_embed])
             for row, i in enumerate(to_embed):
                 records[i] = records[i].with_vector(vectors[row], self._embedder.name)
-        await self.store.add(records)
+        idempotent = (
+            None
+            if once is None
+            else IdempotentWrite(
+                once.key, once.fingerprint, once.render(records), limits.idempotency_ttl_seconds
+            )
+        )
+        await self.store.add(records, quota=quota, idempotent=idempotent)
         return records
+
+    async def recorded_answer(self, scope: MemoryScope, key: str) -> RecordedAnswer | None:
+        return await self.store.recorded_answer(scope.tenant, scope.user, key)
 
     async def embed_query(self, text: str, timeout_seconds: float) -> Vector | None:
         """None when the embedder fails or is slow: retrieval goes on by keyword."""
@@ -190,23 +239,58 @@ class MemoryService:
                 unique.append(scored)
         return unique[:top_k]
 
+    async def delete(self, tenant: str, memory_id: str) -> bool:
+        """Delete a memory and every copy of it in its user's session caches."""
+        record = await self.store.get(tenant, memory_id)
+        if record is None:
+            return False
+        deleted = await self.store.delete(tenant, memory_id)
+        # Also when the store says it was already gone: a concurrent delete may have
+        # failed between the two steps, and forgetting twice is harmless.
+        await self.sessions.forget(tenant, record.user, [memory_id])
+        return deleted
+
     async def session_turn(
         self,
         scope: MemoryScope,
         session: str,
         retrieved: Sequence[ScoredMemory],
         policy: MemoryPolicy,
+        index: ScopeIndex | None = None,
     ) -> SessionTurn:
-        """Merge this turn's retrieval with the session cache and write the cache back."""
+        """Merge this turn's retrieval with the session cache and write the cache back.
+
+        Cached items whose memory was deleted are dropped here too: `delete` removes
+        them from the sessions, but a turn that read the session before the delete may
+        have written them back."""
         settings = policy.session
         now = self._clock()
         cached = await self.sessions.load(scope.tenant, scope.user, session)
-        turn = merge_turn(cached, retrieved, settings, now)
-        if turn.changed:
+        live = await self._still_stored(scope, cached, index)
+        kept = [item for item in cached if item.memory_id in live]
+        turn = merge_turn(kept, retrieved, settings, now)
+        if turn.changed or len(kept) != len(cached):
             await self.sessions.save(
                 scope.tenant, scope.user, session, turn.session_items, settings.ttl_seconds
             )
         return turn
+
+    async def _still_stored(
+        self, scope: MemoryScope, cached: Sequence[SessionItem], index: ScopeIndex | None
+    ) -> set[str]:
+        """The ids of `cached` that still exist. The scope's index (fresh: its version is
+        read on every request) answers for its own memories; only items from outside it
+        (another namespace of the user) cost a store read."""
+        if not cached:
+            return set()
+        if index is None:
+            index = await self.scope_index(scope)
+        ids = {item.memory_id for item in cached}
+        live = ids & index.ids
+        unknown = ids - live
+        if unknown and scope.namespace is not None:
+            live |= await self.store.existing(scope.tenant, sorted(unknown))
+        return live
 
     async def touch(self, tenant: str, memory_ids: Sequence[str]) -> None:
         await self.store.touch(tenant, memory_ids, self._clock())

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Literal, Protocol
 
 from gateway.memory.records import MemoryRecord, MemoryScope
 
@@ -29,12 +29,99 @@ class SessionItem:
     admitted_at: float
 
 
+@dataclass(frozen=True, slots=True)
+class UserQuota:
+    """At most this much stored per (tenant, user), quarantined memories included."""
+
+    max_memories: int
+    max_bytes: int  # `MemoryRecord.size_bytes`, summed
+
+
+@dataclass(frozen=True, slots=True)
+class IdempotentWrite:
+    """Record `answer` under `key` (per tenant and user) in the same step as the write,
+    so a write that happened is always found by its retry, even if its answer was lost
+    (a 503 after the store applied it)."""
+
+    key: str
+    fingerprint: str  # what was asked: a retry must ask the same
+    answer: bytes
+    ttl_seconds: int
+
+
+@dataclass(frozen=True, slots=True)
+class RecordedAnswer:
+    fingerprint: str
+    answer: bytes
+
+
+class QuotaExceeded(Exception):
+    """The write would take the user past a cap; nothing was stored."""
+
+    def __init__(self, limit: Literal["count", "bytes"], used: int, adding: int, cap: int) -> None:
+        super().__init__(f"{limit} cap {cap} reached")
+        self.limit = limit
+        self.used = used
+        self.adding = adding
+        self.cap = cap
+
+
+class AlreadyWritten(Exception):
+    """The idempotency key was recorded by an earlier write; nothing new was stored."""
+
+    def __init__(self, recorded: RecordedAnswer) -> None:
+        super().__init__("idempotency key already used")
+        self.recorded = recorded
+
+
+def totals(records: Sequence[MemoryRecord]) -> tuple[int, int]:
+    return len(records), sum(record.size_bytes for record in records)
+
+
+def one_owner(records: Sequence[MemoryRecord]) -> tuple[str, str]:
+    owners = {(record.tenant, record.user) for record in records}
+    if len(owners) != 1:
+        raise ValueError("a capped or idempotent write must belong to one tenant and user")
+    return owners.pop()
+
+
+def check_quota(quota: UserQuota | None, used: tuple[int, int], adding: tuple[int, int]) -> None:
+    """Raise `QuotaExceeded` if adding (memories, bytes) to `used` passes a cap."""
+    if quota is None:
+        return
+    if used[0] + adding[0] > quota.max_memories:
+        raise QuotaExceeded("count", used[0], adding[0], quota.max_memories)
+    if used[1] + adding[1] > quota.max_bytes:
+        raise QuotaExceeded("bytes", used[1], adding[1], quota.max_bytes)
+
+
 class MemoryStore(Protocol):
-    async def add(self, records: Sequence[MemoryRecord]) -> None: ...
+    async def add(
+        self,
+        records: Sequence[MemoryRecord],
+        *,
+        quota: UserQuota | None = None,
+        idempotent: IdempotentWrite | None = None,
+    ) -> None:
+        """All or nothing. With `quota` or `idempotent`, every record must belong to one
+        tenant and user; raises `QuotaExceeded` or `AlreadyWritten` (nothing stored)."""
+        ...
+
+    async def recorded_answer(self, tenant: str, user: str, key: str) -> RecordedAnswer | None:
+        """What an earlier write with this idempotency key answered, until its TTL."""
+        ...
+
+    async def usage(self, tenant: str, user: str) -> tuple[int, int]:
+        """(memories, bytes) the user has stored."""
+        ...
 
     async def get(self, tenant: str, memory_id: str) -> MemoryRecord | None: ...
 
     async def delete(self, tenant: str, memory_id: str) -> bool: ...
+
+    async def existing(self, tenant: str, memory_ids: Sequence[str]) -> set[str]:
+        """Which of `memory_ids` are still stored (not deleted)."""
+        ...
 
     async def list_page(
         self,
@@ -75,5 +162,10 @@ class SessionStore(Protocol):
     async def save(
         self, tenant: str, user: str, session: str, items: Sequence[SessionItem], ttl_seconds: int
     ) -> None: ...
+
+    async def forget(self, tenant: str, user: str, memory_ids: Sequence[str]) -> None:
+        """Remove the items copied from `memory_ids` from every session of the user:
+        a deleted memory must not live on in a session cache."""
+        ...
 
     async def close(self) -> None: ...

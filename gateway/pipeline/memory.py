@@ -1,6 +1,6 @@
 """Memory stage, on every forwarded request (cache miss or bypass): retrieve the user's
 memories for the last user turn, merge them with the session's knowledge cache, and
-inject the best of them as one system message within the token budget.
+inject the best of them as one reference-data message within the token budget.
 
 Runs before the cache lookups when the policy lets injected memory bypass the shared
 cache (`memory.bypass_cache_when_injected`, the default: the lookups then run only
@@ -23,6 +23,7 @@ from gateway.memory.records import MemoryScope
 from gateway.memory.retrieval import ScopeIndex, ScoredMemory
 from gateway.memory.service import MemoryService, NewMemory
 from gateway.memory.session import MemoryCandidate, from_retrieval
+from gateway.memory.store import QuotaExceeded
 from gateway.memory.text import dedup_key
 from gateway.memory.tokens import Tokenizers
 from gateway.pipeline.context import ChatContext
@@ -81,7 +82,9 @@ class MemoryStage:
                     index=index,
                 )
             if ctx.session:
-                turn = await self._service.session_turn(scope, ctx.session, retrieved, policy)
+                turn = await self._service.session_turn(
+                    scope, ctx.session, retrieved, policy, index=index
+                )
                 candidates = turn.to_inject
             else:
                 candidates = [from_retrieval(s) for s in retrieved][: policy.session.inject_top_n]
@@ -150,7 +153,11 @@ class MemoryStage:
         capture_policy = policy.model_copy(update={"write_guard": "quarantine"})
         items = [NewMemory(content=text, source=policy.capture.source) for text in statements]
         with ctx.timed("memory_capture"):
-            await self._service.add(scope, items, capture_policy)
+            try:
+                await self._service.add(scope, items, capture_policy)
+            except QuotaExceeded:
+                # The user is at a cap: capture stops storing, the turn goes on.
+                ctx.memory_note = "memory_limit_reached"
 
 
 def _requested_output_tokens(body: dict[str, Any]) -> int | None:

@@ -205,6 +205,18 @@ class MemoryCapturePolicy(_Strict):
     source: str = Field(default="capture", min_length=1, max_length=64)
 
 
+class MemoryLimitsPolicy(_Strict):
+    """Caps per user (tenant + user), so that one user cannot grow the store, or the
+    scope every one of their turns ranks, without bound. A write past a cap is refused
+    with 409 `memory_limit_reached`; capture stops storing."""
+
+    max_memories_per_user: int = Field(default=5000, ge=1, le=1_000_000)
+    # UTF-8 bytes of content, source, tags and metadata, summed over the user's memories.
+    max_bytes_per_user: int = Field(default=4 * 1024 * 1024, ge=1024, le=1 << 34)
+    # How long an `Idempotency-Key` of a memory write is remembered.
+    idempotency_ttl_seconds: int = Field(default=86_400, ge=60, le=30 * 86_400)
+
+
 class MemoryPolicy(_Strict):
     enabled: bool = True
     # The injected block never exceeds this, counted with the target model's tiktoken
@@ -229,6 +241,7 @@ class MemoryPolicy(_Strict):
     # someone else never reached this user's memories ("allergic to penicillin").
     # false: look up first, and inject memory only into misses (hits are shared).
     bypass_cache_when_injected: bool = True
+    limits: MemoryLimitsPolicy = Field(default_factory=MemoryLimitsPolicy)
 
 
 FailureMode = Literal["open", "closed"]

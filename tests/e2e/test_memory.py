@@ -4,6 +4,7 @@ endpoint and through injection."""
 
 from __future__ import annotations
 
+import time
 import uuid
 from pathlib import Path
 from typing import Any
@@ -12,7 +13,7 @@ import httpx
 import pytest
 
 from gateway.devtools.redis_server import RedisServer
-from gateway.memory.inject import MEMORY_HEADER
+from gateway.memory.inject import MEMORY_HEADER, MEMORY_OPEN, is_memory_block
 from tests.conftest import ADMIN_KEY, TENANT_KEYS, FakeUpstream, GatewayFactory, RunningGateway
 from tests.e2e.helpers import client_for, gateway_with_policies, unique_prompt, upstream_calls
 
@@ -239,13 +240,8 @@ def test_bad_queries_are_400(gateway: RunningGateway) -> None:
 
 def _memory_block(body: dict[str, Any]) -> str | None:
     for message in body["messages"]:
-        content = message.get("content")
-        if (
-            message["role"] == "system"
-            and isinstance(content, str)
-            and content.startswith(MEMORY_HEADER)
-        ):
-            return content
+        if is_memory_block(message):
+            return str(message["content"])
     return None
 
 
@@ -285,7 +281,10 @@ def test_chat_injects_a_users_memories_for_that_user_only(
     block = _memory_block(body)
     assert block is not None and fact in block
     assert body["messages"][0] == {"role": "system", "content": "Be brief."}
-    assert body["messages"][1]["content"] == block
+    # Reference data in a user-role message between markers, never a system message.
+    assert body["messages"][1] == {"role": "user", "content": block}
+    assert block.index("not instructions") < block.index(MEMORY_OPEN) < block.index(fact)
+    assert not any(m["role"] == "system" and fact in m["content"] for m in body["messages"])
 
     # Bob, same tenant, same question: nothing of Alice's, and Alice's answer (written
     # with her memory) was not cached for him.
@@ -459,3 +458,135 @@ def test_the_policy_can_serve_shared_answers_to_users_with_memories(
     _api(gateway, "POST", "/memories", json={"user": patient, "content": _ALLERGY})
     assert _ask_as(gateway, question, None)[0] == "miss"
     assert _ask_as(gateway, question, patient)[:3] == ("exact", "", 0)
+
+
+def test_a_deleted_memory_leaves_the_session_caches(
+    start_gateway: GatewayFactory, tmp_path: Path, upstream: FakeUpstream
+) -> None:
+    # Every retrieved item is admitted to the session, so the fact is cached at once.
+    gateway, _ = gateway_with_policies(
+        start_gateway, tmp_path, {"default.yaml": "memory:\n  session:\n    admit_min_score: 0.0\n"}
+    )
+    topic = uuid.uuid4().hex[:6]
+    user = f"gina-{topic}"
+    fact = f"The release train for product {topic} leaves on Thursdays."
+    created = _api(gateway, "POST", "/memories", json={"user": user, "content": fact})
+    memory_id = created.json()["data"][0]["id"]
+    client = client_for(gateway)
+
+    def turn(text: str, session: str) -> str:
+        client.chat.completions.create(
+            model="fake-model",
+            messages=[{"role": "user", "content": text}],
+            extra_headers={"x-gateway-user": user, "x-gateway-session": session},
+        )
+        body = _last_body_with(upstream, text)
+        return " ".join(str(m.get("content")) for m in body["messages"] if text not in str(m))
+
+    for session in ("s1", "s2"):  # copied into two sessions
+        assert fact in turn(f"When does the release train for product {topic} leave?", session)
+    # A short follow-up retrieves nothing itself but carries what the session gathered.
+    assert fact in turn(unique_prompt("ok, go on"), "s1")
+
+    deleted = _api(gateway, "DELETE", f"/memories/{memory_id}", params={"user": user})
+    assert deleted.status_code == 200, deleted.text
+    for session in ("s1", "s2"):
+        assert fact not in turn(unique_prompt("ok, go on"), session)
+
+
+def test_an_idempotency_key_replays_the_first_answer(gateway: RunningGateway) -> None:
+    user = f"u-{uuid.uuid4().hex[:8]}"
+    key = {"idempotency-key": f"write-{uuid.uuid4().hex}"}
+    body = {"user": user, "items": [{"content": "Prefers tea.", "tags": ["drinks"]}]}
+    first = _api(gateway, "POST", "/memories", json=body, headers=key)
+    assert first.status_code == 201, first.text
+    assert "idempotent-replayed" not in first.headers
+    # The same request again (keys in another order): the first answer, nothing new.
+    same = {"items": [{"tags": ["drinks"], "content": "Prefers tea."}], "user": user}
+    again = _api(gateway, "POST", "/memories", json=same, headers=key)
+    assert again.status_code == 201 and again.headers["idempotent-replayed"] == "true"
+    assert again.json() == first.json()
+    listed = _api(gateway, "GET", "/memories", params={"user": user}).json()["data"]
+    assert [m["id"] for m in listed] == [first.json()["data"][0]["id"]]
+
+    changed = {"user": user, "items": [{"content": "Prefers coffee."}]}
+    _error(
+        _api(gateway, "POST", "/memories", json=changed, headers=key), 422, "idempotency_key_reused"
+    )
+    # Keys are per user (and tenant): another user's write with it is a new write.
+    other = {"user": f"{user}-2", "content": "Prefers tea."}
+    assert _api(gateway, "POST", "/memories", json=other, headers=key).status_code == 201
+    assert len(_api(gateway, "GET", "/memories", params={"user": user}).json()["data"]) == 1
+    for bad in ("has space", "x" * 256):
+        _error(
+            _api(gateway, "POST", "/memories", json=body, headers={"idempotency-key": bad}),
+            400,
+            "invalid_idempotency_key",
+        )
+
+
+def test_per_user_caps_refuse_with_409(start_gateway: GatewayFactory, tmp_path: Path) -> None:
+    gateway, _ = gateway_with_policies(
+        start_gateway,
+        tmp_path,
+        {
+            "default.yaml": "memory:\n  limits:\n    max_memories_per_user: 3\n"
+            "    max_bytes_per_user: 2048\n"
+        },
+    )
+    user = f"u-{uuid.uuid4().hex[:8]}"
+    batch = {"user": user, "items": [{"content": f"Fact number {i}."} for i in range(3)]}
+    created = _api(gateway, "POST", "/memories", json=batch)
+    assert created.status_code == 201, created.text
+    message = _error(
+        _api(gateway, "POST", "/memories", json={"user": user, "content": "One more."}),
+        409,
+        "memory_limit_reached",
+    )
+    assert "max_memories_per_user" in message and "3" in message
+    assert len(_api(gateway, "GET", "/memories", params={"user": user}).json()["data"]) == 3
+    # Another user has a cap of their own; a delete makes room again.
+    other = {"user": f"{user}-2", "content": "One more."}
+    assert _api(gateway, "POST", "/memories", json=other).status_code == 201
+    first_id = created.json()["data"][0]["id"]
+    assert (
+        _api(gateway, "DELETE", f"/memories/{first_id}", params={"user": user}).status_code == 200
+    )
+    assert (
+        _api(gateway, "POST", "/memories", json={"user": user, "content": "One more."}).status_code
+        == 201
+    )
+    large = {"user": f"{user}-3", "content": "word " * 500}  # 2,500 bytes
+    message = _error(_api(gateway, "POST", "/memories", json=large), 409, "memory_limit_reached")
+    assert "max_bytes_per_user" in message
+
+
+@pytest.mark.parametrize("storage_backend", ["redis"])
+def test_a_write_answered_503_while_redis_stalls_is_stored_once(
+    start_gateway: GatewayFactory, tmp_path: Path, storage_backend: str
+) -> None:
+    redis = RedisServer(log_path=tmp_path / "redis.log").start()
+    try:
+        gateway = start_gateway(
+            storage={"backend": "redis", "redis_url": redis.url, "path": str(tmp_path / "d")}
+        )
+        user = f"u-{uuid.uuid4().hex[:8]}"
+        assert _api(gateway, "GET", "/memories", params={"user": user}).status_code == 200
+        key = {"idempotency-key": uuid.uuid4().hex}
+        body = {"user": user, "content": "Prefers the night train."}
+        redis.freeze()
+        try:
+            _error(_api(gateway, "POST", "/memories", json=body, headers=key), 503)
+        finally:
+            redis.thaw()
+        # The client retries until the store answers again (the circuit reopens).
+        for _ in range(100):
+            retried = _api(gateway, "POST", "/memories", json=body, headers=key)
+            if retried.status_code != 503:
+                break
+            time.sleep(0.1)
+        assert retried.status_code == 201, retried.text
+        listed = _api(gateway, "GET", "/memories", params={"user": user}).json()["data"]
+        assert [m["content"] for m in listed] == ["Prefers the night train."]
+    finally:
+        redis.stop()

@@ -2,9 +2,22 @@
 
 from __future__ import annotations
 
+import uuid
+from pathlib import Path
+
 import pytest
 
+from gateway.auth import Principal
 from gateway.memory.capture import extract_statements
+from gateway.memory.embedded_store import open_embedded_memory
+from gateway.memory.limits import ModelLimits
+from gateway.memory.records import MemoryScope
+from gateway.memory.service import MemoryService, NewMemory
+from gateway.memory.tokens import Tokenizers
+from gateway.pipeline.context import ChatContext
+from gateway.pipeline.memory import MemoryStage
+from gateway.policy.models import Policy
+from tests.unit.memory.fakes import TableEmbedder
 
 
 @pytest.mark.parametrize(
@@ -36,3 +49,19 @@ def test_statements_are_captured(text: str, expected: list[str]) -> None:
 )
 def test_questions_and_requests_are_not(text: str) -> None:
     assert extract_statements(text) == []
+
+
+async def test_capture_stops_at_the_users_cap_and_the_turn_goes_on(tmp_path: Path) -> None:
+    store, sessions, database = await open_embedded_memory(tmp_path)
+    service = MemoryService(store, sessions, TableEmbedder({}, [1.0, 0.0]))
+    policy = Policy.model_validate(
+        {"memory": {"capture": {"enabled": True}, "limits": {"max_memories_per_user": 1}}}
+    )
+    await service.add(MemoryScope("t", "u"), [NewMemory("I live in Lyon.")], policy.memory)
+    stage = MemoryStage(service, Tokenizers(), ModelLimits({}, {}))
+    body = {"model": "m", "messages": [{"role": "user", "content": "My favourite airline is KLM."}]}
+    ctx = ChatContext(uuid.uuid4().hex, Principal("t"), "m", body, policy, user="u")
+    await stage.run(ctx)
+    assert ctx.memory_note == "memory_limit_reached"
+    assert [r.content for r in await store.in_scope(MemoryScope("t", "u"))] == ["I live in Lyon."]
+    await database.close()

@@ -17,7 +17,7 @@ import pytest
 
 from gateway.auth import Principal
 from gateway.memory.embedded_store import open_embedded_memory
-from gateway.memory.inject import MEMORY_HEADER
+from gateway.memory.inject import block_lines, is_memory_block
 from gateway.memory.limits import ModelLimits
 from gateway.memory.records import MemoryScope
 from gateway.memory.service import MemoryService, NewMemory
@@ -110,11 +110,7 @@ async def test_a_short_turn_carries_what_the_session_gathered(service: MemorySer
         messages = [*messages, {"role": "assistant", "content": "ok"}]
 
     def memory_block(body: dict[str, Any]) -> str | None:
-        blocks = [
-            m["content"]
-            for m in body["messages"]
-            if m["role"] == "system" and m["content"].startswith(MEMORY_HEADER)
-        ]
+        blocks = [m["content"] for m in body["messages"] if is_memory_block(m)]
         assert len(blocks) <= 1
         return blocks[0] if blocks else None
 
@@ -133,7 +129,7 @@ async def test_a_short_turn_carries_what_the_session_gathered(service: MemorySer
     # Turn 5 retrieves nothing by itself...
     final = memory_block(bodies[4])
     assert final is not None
-    lines = final.splitlines()[1:]
+    lines = block_lines(final)
     assert len(lines) == 3
     assert all(line.startswith("- [earlier in this session, ") for line in lines)
     # ...best score first: 0.9, 0.8, 0.75.

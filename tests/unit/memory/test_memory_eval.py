@@ -22,7 +22,7 @@ from gateway.evaluation.memory_recall import (
     parse_selection,
     run_memory_eval,
 )
-from gateway.memory.inject import MEMORY_HEADER, MESSAGE_OVERHEAD_TOKENS
+from gateway.memory.inject import frame_tokens
 from gateway.memory.tokens import Tokenizers
 
 TOPICS = {
@@ -138,7 +138,7 @@ memory:
 def one_line_budget() -> int:
     """Room for the longest single line, never for two lines."""
     counter = Tokenizers().for_model("gpt-4o-mini")
-    header = counter.count(MEMORY_HEADER) + MESSAGE_OVERHEAD_TOKENS + 1
+    header = frame_tokens(counter)
     line = "- [this turn, 2023-05-20] " + (
         "Alice: I adopted a rescue puppy last week. [shared a photo: a small brown puppy on a rug]"
     )

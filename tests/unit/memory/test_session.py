@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
-from gateway.memory.records import MemoryRecord
+from pathlib import Path
+
+from gateway.memory.embedded_store import open_embedded_memory
+from gateway.memory.records import MemoryRecord, MemoryScope
 from gateway.memory.retrieval import ScoredMemory
+from gateway.memory.service import MemoryService, NewMemory
 from gateway.memory.session import Origin, merge_turn
-from gateway.policy.models import SessionMemoryPolicy
+from gateway.memory.store import SessionItem
+from gateway.memory.text import dedup_key
+from gateway.policy.models import Policy, SessionMemoryPolicy
+from tests.unit.memory.fakes import TableEmbedder
 
 
 def scored(content: str, score: float, memory_id: str | None = None) -> ScoredMemory:
@@ -58,3 +65,27 @@ def test_a_turn_that_retrieves_nothing_changes_nothing() -> None:
     turn = merge_turn(cached, [], SETTINGS, 2.0)
     assert not turn.changed
     assert [c.content for c in turn.to_inject] == ["a"]
+
+
+async def test_a_copy_written_back_after_its_delete_is_dropped_on_the_next_turn(
+    tmp_path: Path,
+) -> None:
+    """The race `MemoryService.delete` cannot close alone: a turn that read the session
+    before the delete writes the item back after it."""
+    store, sessions, database = await open_embedded_memory(tmp_path)
+    service = MemoryService(store, sessions, TableEmbedder({}, [1.0, 0.0]))
+    policy = Policy().memory
+    for namespace in (None, "travel"):
+        scope = MemoryScope("t", "u", namespace)
+        (kept,) = await service.add(scope, [NewMemory("kept fact")], policy)
+        (gone,) = await service.add(scope, [NewMemory("deleted fact")], policy)
+        assert await service.delete("t", gone.id)
+        session = f"s-{namespace}"
+        stale = [
+            SessionItem(dedup_key(r.content), r.content, 0.9, r.id, 0.0, 0.0) for r in (kept, gone)
+        ]
+        await sessions.save("t", "u", session, stale, ttl_seconds=60)
+        turn = await service.session_turn(scope, session, [], policy)
+        assert [c.memory_id for c in turn.to_inject] == [kept.id]
+        assert [i.memory_id for i in await sessions.load("t", "u", session)] == [kept.id]
+    await database.close()
