@@ -128,6 +128,40 @@ class _OpenBody(BaseModel):
     model_config = ConfigDict(extra="allow", strict=True)
 
 
+def _part_problem(kind: str, part: dict[str, Any]) -> str | None:
+    """What OpenAI's schema requires of a part of this type and `part` lacks, or None.
+    litellm does not check these: it failed on some (a 502 after the router's retries,
+    counted against a healthy deployment) and sent others on for the provider to refuse."""
+    if kind == "text":
+        return None if isinstance(part.get("text"), str) else "needs a string 'text'"
+    if kind == "image_url":
+        image = part.get("image_url")
+        # OpenAI's {"url": ...}; litellm also takes the URL as a plain string.
+        if isinstance(image, str) or (
+            isinstance(image, dict) and isinstance(image.get("url"), str)
+        ):
+            return None
+        return "needs 'image_url' with a string 'url'"
+    if kind == "input_audio":
+        audio = part.get("input_audio")
+        if (
+            isinstance(audio, dict)
+            and isinstance(audio.get("data"), str)
+            and isinstance(audio.get("format"), str)
+        ):
+            return None
+        return "needs 'input_audio' with a string 'data' and 'format'"
+    if kind == "file":
+        file = part.get("file")
+        if not isinstance(file, dict):
+            return "needs a 'file' object"
+        given = [file.get(name) for name in ("file_id", "file_data") if name in file]
+        if not given or not all(isinstance(value, str) for value in given):
+            return "needs a string 'file_id' or 'file_data' in 'file'"
+        return None
+    return None
+
+
 def _check_parts(parts: list[dict[str, Any]], user: bool) -> None:
     for index, part in enumerate(parts):
         kind = part.get("type")
@@ -135,8 +169,9 @@ def _check_parts(parts: list[dict[str, Any]], user: bool) -> None:
             raise ValueError(f"content part {index} needs a string 'type'")
         if user and kind not in user_content_part_types():
             raise ValueError(f"content part {index} has an unknown type")
-        if kind == "text" and not isinstance(part.get("text"), str):
-            raise ValueError(f"content part {index} of type 'text' needs a string 'text'")
+        problem = _part_problem(kind, part)
+        if problem is not None:
+            raise ValueError(f"content part {index} of type '{kind}' {problem}")
 
 
 class ChatMessage(_OpenBody):
