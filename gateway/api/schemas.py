@@ -12,6 +12,7 @@ that is not a list), which would otherwise fail there as a 502.
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from typing import Any, Literal, TypeVar
 
 import orjson
@@ -278,11 +279,43 @@ def _json_kind(value: Any) -> str:
     return "a number"
 
 
-def parse_body(raw: bytes, schema: type[ModelT]) -> tuple[dict[str, Any], ModelT]:
-    """Validate `raw` against `schema`; return the original object and the model."""
+def check_chat_counts(body: dict[str, Any], max_messages: int, max_content_parts: int) -> None:
+    """A 400 for more messages or content parts than the gateway takes, checked on the
+    parsed object before the (far costlier) validation of each message."""
+    messages = body.get("messages")
+    if not isinstance(messages, list):
+        return  # validation names what is wrong with it
+    if len(messages) > max_messages:
+        raise InvalidRequest(
+            f"'messages' has {len(messages)} items; at most {max_messages} are accepted.",
+            param="messages",
+            code="array_above_max_length",
+        )
+    parts = sum(
+        len(message["content"])
+        for message in messages
+        if isinstance(message, dict) and isinstance(message.get("content"), list)
+    )
+    if parts > max_content_parts:
+        raise InvalidRequest(
+            f"The messages have {parts} content parts; at most {max_content_parts} are accepted.",
+            param="messages",
+            code="array_above_max_length",
+        )
+
+
+def parse_body(
+    raw: bytes,
+    schema: type[ModelT],
+    precheck: Callable[[dict[str, Any]], None] | None = None,
+) -> tuple[dict[str, Any], ModelT]:
+    """Validate `raw` against `schema`; return the original object and the model.
+    `precheck` sees the parsed object first and may refuse it (raise InvalidRequest)."""
     # The client's object exactly as sent, parsed first: what pydantic's parser accepts
     # but orjson refuses (NaN, Infinity, 1e400) must be a 400, not a failure later.
     body = load_json_object(raw)
+    if precheck is not None:
+        precheck(body)
     try:
         model = schema.model_validate_json(raw)
     except ValidationError as exc:
