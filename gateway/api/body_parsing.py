@@ -18,7 +18,15 @@ from typing import Any
 import anyio
 import anyio.to_thread
 
-from gateway.api.schemas import ChatCompletionRequest, ModelT, check_chat_counts, parse_body
+from gateway.api.count_scan import exceeded_limit, may_exceed
+from gateway.api.schemas import (
+    ChatCompletionRequest,
+    ModelT,
+    check_chat_counts,
+    parse_body,
+    too_many_content_parts,
+    too_many_messages,
+)
 from gateway.settings import ServerSettings
 
 # Big bodies are parsed one at a time: a flood of them queues here, behind each other,
@@ -52,12 +60,7 @@ class BodyParser:
         return await self._run(functools.partial(parse_body, raw, schema), len(raw))
 
     async def parse_chat(self, raw: bytes) -> tuple[dict[str, Any], ChatCompletionRequest]:
-        precheck = functools.partial(
-            check_chat_counts,
-            max_messages=self.limits.max_messages,
-            max_content_parts=self.limits.max_content_parts,
-        )
-        work = functools.partial(parse_body, raw, ChatCompletionRequest, precheck)
+        work = functools.partial(_parse_chat, raw, self.limits)
         return await self._run(work, len(raw))
 
     async def _run(
@@ -66,3 +69,19 @@ class BodyParser:
         if size_bytes <= self.limits.offload_above_bytes:
             return work()
         return await anyio.to_thread.run_sync(work, limiter=self._limiter)
+
+
+def _parse_chat(raw: bytes, limits: BodyLimits) -> tuple[dict[str, Any], ChatCompletionRequest]:
+    max_messages, max_parts = limits.max_messages, limits.max_content_parts
+    if len(raw) > limits.offload_above_bytes and may_exceed(raw, max_messages, max_parts):
+        # Likely over a limit: proven by a walk that yields the interpreter lock (the
+        # parse below would hold it throughout) and stops at the limit.
+        exceeded = exceeded_limit(raw, max_messages, max_parts)
+        if exceeded == "messages":
+            raise too_many_messages(max_messages)
+        if exceeded == "content_parts":
+            raise too_many_content_parts(max_parts)
+    precheck = functools.partial(
+        check_chat_counts, max_messages=max_messages, max_content_parts=max_parts
+    )
+    return parse_body(raw, ChatCompletionRequest, precheck)

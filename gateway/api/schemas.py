@@ -279,6 +279,23 @@ def _json_kind(value: Any) -> str:
     return "a number"
 
 
+def too_many_messages(max_messages: int) -> InvalidRequest:
+    return InvalidRequest(
+        f"'messages' has more than {max_messages} items, the most the gateway accepts.",
+        param="messages",
+        code="array_above_max_length",
+    )
+
+
+def too_many_content_parts(max_content_parts: int) -> InvalidRequest:
+    return InvalidRequest(
+        f"The messages have more than {max_content_parts} content parts in all, the most "
+        "the gateway accepts.",
+        param="messages",
+        code="array_above_max_length",
+    )
+
+
 def check_chat_counts(body: dict[str, Any], max_messages: int, max_content_parts: int) -> None:
     """A 400 for more messages or content parts than the gateway takes, checked on the
     parsed object before the (far costlier) validation of each message."""
@@ -286,22 +303,14 @@ def check_chat_counts(body: dict[str, Any], max_messages: int, max_content_parts
     if not isinstance(messages, list):
         return  # validation names what is wrong with it
     if len(messages) > max_messages:
-        raise InvalidRequest(
-            f"'messages' has {len(messages)} items; at most {max_messages} are accepted.",
-            param="messages",
-            code="array_above_max_length",
-        )
+        raise too_many_messages(max_messages)
     parts = sum(
         len(message["content"])
         for message in messages
         if isinstance(message, dict) and isinstance(message.get("content"), list)
     )
     if parts > max_content_parts:
-        raise InvalidRequest(
-            f"The messages have {parts} content parts; at most {max_content_parts} are accepted.",
-            param="messages",
-            code="array_above_max_length",
-        )
+        raise too_many_content_parts(max_content_parts)
 
 
 def parse_body(

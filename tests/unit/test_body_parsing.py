@@ -38,7 +38,7 @@ def test_more_messages_than_the_limit_are_a_400_naming_messages() -> None:
     assert refused.value.status_code == 400
     assert refused.value.param == "messages"
     assert refused.value.code == "array_above_max_length"
-    assert "101" in refused.value.message and "100" in refused.value.message
+    assert "100" in refused.value.message
 
 
 def test_more_content_parts_in_all_than_the_limit_are_a_400() -> None:
