@@ -22,6 +22,7 @@ connections are closed by uvicorn's own `timeout_keep_alive`.
 from __future__ import annotations
 
 import asyncio
+import logging
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,6 +34,9 @@ from uvicorn.server import ServerState
 
 from gateway.errors import error_envelope
 from gateway.settings import ServerSettings
+from gateway.telemetry.throttled_log import ThrottledLogger
+
+logger = logging.getLogger(__name__)
 
 _RETRY_AFTER_SECONDS = 1
 
@@ -86,6 +90,9 @@ class LimitedHttpToolsProtocol(HttpToolsProtocol):
     subclass that `protocol_with_limits` makes (uvicorn builds protocols itself)."""
 
     limits: ConnectionLimits
+    # One per server (set with `limits`): under overload, one line a minute, not one a
+    # refused request.
+    overload_log: ThrottledLogger
 
     def __init__(
         self,
@@ -156,7 +163,7 @@ class LimitedHttpToolsProtocol(HttpToolsProtocol):
             self._refusal = _Refusal(*self._large_headers())
             raise self._refusal
         if len(self.tasks) >= self.limits.max_concurrent_requests:
-            self.logger.warning(
+            self.overload_log.warning(
                 "refused a request: %d requests in flight (server.max_concurrent_requests)",
                 len(self.tasks),
             )
@@ -273,6 +280,7 @@ def protocol_with_limits(limits: ConnectionLimits) -> type[LimitedHttpToolsProto
         pass
 
     GatewayHttpProtocol.limits = limits
+    GatewayHttpProtocol.overload_log = ThrottledLogger(logger, interval_seconds=60.0)
     return GatewayHttpProtocol
 
 
