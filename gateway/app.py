@@ -13,6 +13,7 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 
 from gateway.api import admin, chat, dashboard, embeddings, health, memories, models
+from gateway.api.body_parsing import BodyLimits, BodyParser
 from gateway.api.errors import install_error_handlers
 from gateway.api.request_id import RequestIdMiddleware
 from gateway.auth import KeyRegistry
@@ -231,6 +232,7 @@ def create_app(
             recorder=recorder,
             metrics=metrics,
             auditor=auditor,
+            body_parser=BodyParser(BodyLimits.from_settings(config.server)),
         )
         logger.info(
             "gateway ready: %d models, storage=%s, policies from %s, auth=%s",

@@ -66,9 +66,11 @@ def _serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from gateway.app import create_app
+    from gateway.http_protocol import uvicorn_limit_options
 
     uvicorn.run(
         create_app(config),
+        **uvicorn_limit_options(config.server),
         host=args.host or config.server.host,
         port=args.port or config.server.port,
         log_level=config.server.log_level,

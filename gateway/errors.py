@@ -3,6 +3,7 @@
 GatewayError                      any error a client may see
 ├── InvalidRequest        400     invalid_request_error
 ├── RequestTooLarge       413     invalid_request_error
+├── ClientClosed          499     invalid_request_error / client_closed_request
 ├── Unauthorized          401     authentication_error
 ├── Forbidden             403     permission_error
 ├── ModelNotFound         404     invalid_request_error / model_not_found
@@ -64,6 +65,15 @@ class RequestTooLarge(GatewayError):
     status_code = 413
     error_type = "invalid_request_error"
     code = "request_too_large"
+
+
+class ClientClosed(GatewayError):
+    """The client went away before its body arrived: nobody is left to answer (499 is
+    nginx's status for it), and it is no fault of the gateway's."""
+
+    status_code = 499
+    error_type = "invalid_request_error"
+    code = "client_closed_request"
 
 
 class Unauthorized(GatewayError):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from gateway.api.body_parsing import BodyParser
 from gateway.auth import KeyRegistry
 from gateway.memory.service import MemoryService
 from gateway.pipeline.audit import HitAuditor
@@ -28,3 +29,4 @@ class Services:
     recorder: DecisionRecorder
     metrics: GatewayMetrics
     auditor: HitAuditor
+    body_parser: BodyParser

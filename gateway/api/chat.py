@@ -13,7 +13,6 @@ from starlette.background import BackgroundTask
 from gateway.api.cache_headers import request_cache_control
 from gateway.api.deps import authenticate, get_services, read_body, request_id
 from gateway.api.responses import SSE_DONE, json_response, sse_event, sse_from_list
-from gateway.api.schemas import ChatCompletionRequest, parse_body
 from gateway.api.scope import NAMESPACE_HEADER, SESSION_HEADER, memory_user, scope_header
 from gateway.completions import replay_chunks
 from gateway.errors import GatewayError, ModelNotFound
@@ -61,7 +60,8 @@ async def chat_completions(request: Request) -> Response:
     services = get_services(request)
     principal = authenticate(request, services)
     raw = await read_body(request, services.config.server.max_request_bytes)
-    body, parsed = parse_body(raw, ChatCompletionRequest)
+    # Large bodies in a worker thread: other requests are served meanwhile.
+    body, parsed = await services.body_parser.parse_chat(raw)
     if not services.provider.has_model(parsed.model):
         raise ModelNotFound(f"The model '{parsed.model}' does not exist.", param="model")
     ctx = ChatContext(

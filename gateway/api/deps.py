@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import logging
+
 from fastapi import Request
+from starlette.requests import ClientDisconnect
 
 from gateway.auth import Principal
-from gateway.errors import GatewayError, InvalidRequest, RequestTooLarge
+from gateway.errors import ClientClosed, GatewayError, InvalidRequest, RequestTooLarge
 from gateway.services import Services
+
+logger = logging.getLogger(__name__)
 
 
 def get_services(request: Request) -> Services:
@@ -57,8 +62,13 @@ async def read_body(request: Request, max_bytes: int) -> bytes:
         if size is None or size > max_bytes:  # None: more digits than any real size
             raise RequestTooLarge(f"The request body exceeds {max_bytes} bytes.")
     received = bytearray()
-    async for part in request.stream():
-        received += part
-        if len(received) > max_bytes:
-            raise RequestTooLarge(f"The request body exceeds {max_bytes} bytes.")
+    try:
+        async for part in request.stream():
+            received += part
+            if len(received) > max_bytes:
+                raise RequestTooLarge(f"The request body exceeds {max_bytes} bytes.")
+    except ClientDisconnect:
+        # The client's doing (or the server's body timeout): not an error of the gateway.
+        logger.info("request %s: the client left before its body arrived", request_id(request))
+        raise ClientClosed("The client closed the connection before sending its body.") from None
     return bytes(received)

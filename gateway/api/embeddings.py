@@ -6,7 +6,7 @@ from fastapi import APIRouter, Request, Response
 
 from gateway.api.deps import authenticate, get_services, read_body
 from gateway.api.responses import json_response
-from gateway.api.schemas import EmbeddingRequest, parse_body
+from gateway.api.schemas import EmbeddingRequest
 from gateway.errors import ModelNotFound
 
 router = APIRouter()
@@ -17,7 +17,7 @@ async def create_embeddings(request: Request) -> Response:
     services = get_services(request)
     authenticate(request, services)
     raw = await read_body(request, services.config.server.max_request_bytes)
-    body, parsed = parse_body(raw, EmbeddingRequest)
+    body, parsed = await services.body_parser.parse(raw, EmbeddingRequest)
     if not services.provider.has_model(parsed.model):
         raise ModelNotFound(f"The model '{parsed.model}' does not exist.", param="model")
     return json_response(await services.provider.embed(body))

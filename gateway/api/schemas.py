@@ -12,6 +12,7 @@ that is not a list), which would otherwise fail there as a 502.
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from typing import Any, Literal, TypeVar
 
 import orjson
@@ -128,6 +129,40 @@ class _OpenBody(BaseModel):
     model_config = ConfigDict(extra="allow", strict=True)
 
 
+def _part_problem(kind: str, part: dict[str, Any]) -> str | None:
+    """What OpenAI's schema requires of a part of this type and `part` lacks, or None.
+    litellm does not check these: it failed on some (a 502 after the router's retries,
+    counted against a healthy deployment) and sent others on for the provider to refuse."""
+    if kind == "text":
+        return None if isinstance(part.get("text"), str) else "needs a string 'text'"
+    if kind == "image_url":
+        image = part.get("image_url")
+        # OpenAI's {"url": ...}; litellm also takes the URL as a plain string.
+        if isinstance(image, str) or (
+            isinstance(image, dict) and isinstance(image.get("url"), str)
+        ):
+            return None
+        return "needs 'image_url' with a string 'url'"
+    if kind == "input_audio":
+        audio = part.get("input_audio")
+        if (
+            isinstance(audio, dict)
+            and isinstance(audio.get("data"), str)
+            and isinstance(audio.get("format"), str)
+        ):
+            return None
+        return "needs 'input_audio' with a string 'data' and 'format'"
+    if kind == "file":
+        file = part.get("file")
+        if not isinstance(file, dict):
+            return "needs a 'file' object"
+        given = [file.get(name) for name in ("file_id", "file_data") if name in file]
+        if not given or not all(isinstance(value, str) for value in given):
+            return "needs a string 'file_id' or 'file_data' in 'file'"
+        return None
+    return None
+
+
 def _check_parts(parts: list[dict[str, Any]], user: bool) -> None:
     for index, part in enumerate(parts):
         kind = part.get("type")
@@ -135,8 +170,9 @@ def _check_parts(parts: list[dict[str, Any]], user: bool) -> None:
             raise ValueError(f"content part {index} needs a string 'type'")
         if user and kind not in user_content_part_types():
             raise ValueError(f"content part {index} has an unknown type")
-        if kind == "text" and not isinstance(part.get("text"), str):
-            raise ValueError(f"content part {index} of type 'text' needs a string 'text'")
+        problem = _part_problem(kind, part)
+        if problem is not None:
+            raise ValueError(f"content part {index} of type '{kind}' {problem}")
 
 
 class ChatMessage(_OpenBody):
@@ -243,11 +279,52 @@ def _json_kind(value: Any) -> str:
     return "a number"
 
 
-def parse_body(raw: bytes, schema: type[ModelT]) -> tuple[dict[str, Any], ModelT]:
-    """Validate `raw` against `schema`; return the original object and the model."""
+def too_many_messages(max_messages: int) -> InvalidRequest:
+    return InvalidRequest(
+        f"'messages' has more than {max_messages} items, the most the gateway accepts.",
+        param="messages",
+        code="array_above_max_length",
+    )
+
+
+def too_many_content_parts(max_content_parts: int) -> InvalidRequest:
+    return InvalidRequest(
+        f"The messages have more than {max_content_parts} content parts in all, the most "
+        "the gateway accepts.",
+        param="messages",
+        code="array_above_max_length",
+    )
+
+
+def check_chat_counts(body: dict[str, Any], max_messages: int, max_content_parts: int) -> None:
+    """A 400 for more messages or content parts than the gateway takes, checked on the
+    parsed object before the (far costlier) validation of each message."""
+    messages = body.get("messages")
+    if not isinstance(messages, list):
+        return  # validation names what is wrong with it
+    if len(messages) > max_messages:
+        raise too_many_messages(max_messages)
+    parts = sum(
+        len(message["content"])
+        for message in messages
+        if isinstance(message, dict) and isinstance(message.get("content"), list)
+    )
+    if parts > max_content_parts:
+        raise too_many_content_parts(max_content_parts)
+
+
+def parse_body(
+    raw: bytes,
+    schema: type[ModelT],
+    precheck: Callable[[dict[str, Any]], None] | None = None,
+) -> tuple[dict[str, Any], ModelT]:
+    """Validate `raw` against `schema`; return the original object and the model.
+    `precheck` sees the parsed object first and may refuse it (raise InvalidRequest)."""
     # The client's object exactly as sent, parsed first: what pydantic's parser accepts
     # but orjson refuses (NaN, Infinity, 1e400) must be a 400, not a failure later.
     body = load_json_object(raw)
+    if precheck is not None:
+        precheck(body)
     try:
         model = schema.model_validate_json(raw)
     except ValidationError as exc:

@@ -26,6 +26,7 @@ use columns; ranking a query is then a few numpy operations over the whole scope
 from __future__ import annotations
 
 import math
+import threading
 from collections import Counter, OrderedDict, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -64,16 +65,21 @@ class TermCache:
     def __init__(self, max_entries: int = 100_000) -> None:
         self._entries: OrderedDict[str, tuple[Counter[str], str]] = OrderedDict()
         self._max_entries = max_entries
+        # Large scopes are indexed in a worker thread while small ones are indexed on
+        # the event loop: the LRU's look-up, insert and eviction must not interleave.
+        self._lock = threading.Lock()
 
     def get(self, record: MemoryRecord) -> tuple[Counter[str], str]:
-        entry = self._entries.get(record.id)
-        if entry is None:
-            entry = (Counter(keyword_terms(record.content)), dedup_key(record.content))
+        with self._lock:
+            entry = self._entries.get(record.id)
+            if entry is not None:
+                self._entries.move_to_end(record.id)
+                return entry
+        entry = (Counter(keyword_terms(record.content)), dedup_key(record.content))
+        with self._lock:
             self._entries[record.id] = entry
             if len(self._entries) > self._max_entries:
                 self._entries.popitem(last=False)
-        else:
-            self._entries.move_to_end(record.id)
         return entry
 
 

@@ -5,6 +5,7 @@ merge. Holds no per-request state."""
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import time
 from collections import OrderedDict
@@ -37,6 +38,13 @@ from gateway.policy.models import MemoryPolicy
 from gateway.telemetry.throttled_log import ThrottledLogger
 
 logger = logging.getLogger(__name__)
+
+# A scope larger than this is indexed, and ranked, in a worker thread: the event loop
+# keeps serving other requests meanwhile (indexing 1,000 / 5,000 memories took 14 / 79
+# ms; ranking them ~1 / 2 ms, mostly numpy, which releases the GIL). Smaller scopes are
+# done in place, cheaper than the thread hop.
+INDEX_IN_THREAD_ABOVE_RECORDS = 500
+RANK_IN_THREAD_ABOVE_RECORDS = 2000
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,7 +125,12 @@ class MemoryService:
             self._scopes.move_to_end(scope)
             return cached.index
         records = await self.store.in_scope(scope)
-        index = ScopeIndex.build(records, self._embedder.name, self._terms)
+        if len(records) > INDEX_IN_THREAD_ABOVE_RECORDS:
+            index = await asyncio.to_thread(
+                ScopeIndex.build, records, self._embedder.name, self._terms
+            )
+        else:
+            index = ScopeIndex.build(records, self._embedder.name, self._terms)
         self._scopes[scope] = _CachedScope(version, now, index)
         self._scopes.move_to_end(scope)
         while len(self._scopes) > self._max_cached_scopes:
@@ -220,7 +233,8 @@ class MemoryService:
             return []
         if query_vector is None and mode != "keyword":
             query_vector = await self.embed_query(query, policy.embed_timeout_seconds)
-        ranked = rank(
+        ranking = functools.partial(
+            rank,
             index,
             query,
             query_vector,
@@ -230,6 +244,10 @@ class MemoryService:
             top_k=top_k * 2,
             mode=mode,
         )
+        if index.size > RANK_IN_THREAD_ABOVE_RECORDS:
+            ranked = await asyncio.to_thread(ranking)
+        else:
+            ranked = ranking()
         seen: set[str] = set()
         unique: list[ScoredMemory] = []
         for scored in ranked:

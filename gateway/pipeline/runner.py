@@ -104,6 +104,7 @@ class ChatPipeline:
             if exact_read is not None:
                 await _let_start(exact_read)
             with ctx.timed("classify"):
+                await ctx.prepare_turn()
                 self._classify.run(ctx)
                 if (
                     ctx.cacheable

@@ -34,6 +34,24 @@ def _last_user_index(messages: Sequence[Mapping[str, Any]]) -> int | None:
     return None
 
 
+def last_user_turn_chars(messages: Sequence[Mapping[str, Any]]) -> int:
+    """About how many characters the last user turn's text has (its string content, or
+    its parts' strings): what splitting it will cost, known without splitting it."""
+    index = _last_user_index(messages)
+    content = None if index is None else messages[index].get("content")
+    if isinstance(content, str):
+        return len(content)
+    if not isinstance(content, list):
+        return 0
+    return sum(
+        len(value)
+        for part in content
+        if isinstance(part, Mapping)
+        for value in part.values()
+        if isinstance(value, str)
+    )
+
+
 def parse_last_user_turn(messages: Sequence[Mapping[str, Any]], max_ask_chars: int) -> ParsedTurn:
     index = _last_user_index(messages)
     if index is None:

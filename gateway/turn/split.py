@@ -148,8 +148,28 @@ def ask_length(text: str) -> int:
     return len(text) + 2 * len(_WIDE.findall(text))
 
 
+_WHITESPACE = re.compile(r"\s")
+# Longer texts are cleaned in slices: one C call over megabytes holds the interpreter
+# lock throughout, even in a worker thread; between slices it changes hands.
+_CLEAN_SLICE_CHARS = 64 * 1024
+
+
 def _clean_ask(text: str) -> str:
-    return " ".join(text.split())
+    if len(text) <= _CLEAN_SLICE_CHARS:
+        return " ".join(text.split())
+    pieces: list[str] = []
+    start = 0
+    while start < len(text):
+        end = start + _CLEAN_SLICE_CHARS
+        if end < len(text):
+            # Cut at whitespace, never inside a word: the same words as the whole.
+            space = _WHITESPACE.search(text, end)
+            end = space.start() if space is not None else len(text)
+        piece = " ".join(text[start:end].split())
+        if piece:
+            pieces.append(piece)
+        start = end
+    return " ".join(pieces)
 
 
 class _Extractor:

@@ -8,7 +8,8 @@ no upstream key.
 
 Decisions recorded here:
 - The `Content-Type` is not checked: the body must be a JSON object whatever it says.
-- No limit on the number of messages beyond `server.max_request_bytes`: 5,000 small
+- At most `server.max_messages` messages (10,000) and `server.max_content_parts` parts
+  (10,000) by default (tests/e2e/test_request_limits.py): 5,000 small
   messages are forwarded (200 from the fake upstream).
 - `max_tokens` is passed on as sent (the provider knows the model's limit; OpenAI
   answers 400, passed through), but must be a 64-bit integer: 2**63 is a 400 here.
@@ -1014,10 +1015,10 @@ def test_an_unexpected_exception_is_a_500_envelope_with_the_request_id(
     the envelope and its request id, the connection and the server survive, and the
     exception's text (which may quote the request) is neither answered nor logged."""
 
-    def broken(raw: bytes, schema: Any) -> Any:
+    def broken(raw: bytes, schema: Any, *precheck: Any) -> Any:
         raise RuntimeError("secret prompt text sk-upstream-secret-123456")
 
-    monkeypatch.setattr("gateway.api.chat.parse_body", broken)
+    monkeypatch.setattr("gateway.api.body_parsing.parse_body", broken)
     with httpx.Client(base_url=gateway.url, timeout=30) as client:
         headers = {"authorization": f"Bearer {TENANT_KEY}", "x-request-id": "trace-500"}
         response = client.post(CHAT, json=chat(), headers=headers)
