@@ -13,14 +13,19 @@ import pytest
 
 from gateway.cli import main
 from gateway.components import ComponentsFactory
+from gateway.memory.inject import MEMORY_HEADER
 from gateway.settings import parse_config
 from gateway.warmup.command import import_options, run_import
 from tests.conftest import FakeUpstream, GatewayFactory, RunningGateway, gateway_config_dict
 from tests.e2e.helpers import client_for, unique_prompt, upstream_calls
 
 
+def _user(prompt: str) -> dict[str, str]:
+    return {"role": "user", "content": prompt}
+
+
 def _request(prompt: str, **extra: Any) -> dict[str, Any]:
-    return {"model": "fake-model", "messages": [{"role": "user", "content": prompt}], **extra}
+    return {"model": "fake-model", "messages": [_user(prompt)], **extra}
 
 
 def _completion(text: str, finish_reason: str = "stop") -> dict[str, Any]:
@@ -64,6 +69,11 @@ class History:
         self.failed = unique_prompt("Who painted the Mona Lisa?")
         self.cut_off = unique_prompt("Explain how tides work.")
         self.user_scoped = unique_prompt("What is the boiling point of water at sea level?")
+        self.steered = unique_prompt("What is the tallest mountain on Earth?")
+        self.with_memory = unique_prompt("Suggest a simple dinner recipe.")
+        # A system prompt of this test's own: its semantic entries meet no other test's.
+        self.system = {"role": "system", "content": unique_prompt("You are a concise tutor.")}
+        self.sort = "How do I sort a list in Python?"
 
     def lines(self) -> list[bytes]:
         records: list[dict[str, Any] | None] = [
@@ -101,6 +111,29 @@ class History:
             {
                 "request": {**_request(self.cacheable), "model": "no-such-model"},
                 "response": _completion("Paris."),
+            },
+            {
+                "request": {**_request(self.sort), "messages": [self.system, _user(self.sort)]},
+                "response": _completion("Use sorted() (recorded)."),
+            },
+            # a litellm setting in the body: the gateway refuses that request (400)
+            {
+                "request": _request(self.steered, api_base="http://elsewhere.invalid"),
+                "response": _completion("Everest."),
+            },
+            {
+                # a log taken after the gateway injected this user's memories
+                "request": {
+                    **_request(self.with_memory),
+                    "messages": [
+                        {
+                            "role": "system",
+                            "content": MEMORY_HEADER + "\n- [user, 2026-01-01] vegan",
+                        },
+                        _user(self.with_memory),
+                    ],
+                },
+                "response": _completion("A lentil curry."),
             },
             None,  # a line that is not JSON
         ]
@@ -177,9 +210,11 @@ def test_import_stores_cacheable_records_and_refuses_the_rest_with_reasons(
     status, summary, text = _import(upstream, tmp_path, components_factory, storage_overrides, file)
 
     assert status == 0
-    assert summary["records"] == 11  # the blank line is not a record
-    assert summary["stored"] == 3
+    assert summary["records"] == 14  # the blank line is not a record
+    assert summary["stored"] == 4
     assert summary["refused"] == {
+        "invalid_request": 1,
+        "memory_personalized": 1,
         "duplicate": 1,
         "write_intent": 1,
         "time_sensitive": 1,
@@ -190,8 +225,8 @@ def test_import_stores_cacheable_records_and_refuses_the_rest_with_reasons(
         "invalid_json": 1,
     }
     assert summary["example_lines"]["duplicate"] == [2]
-    assert summary["example_lines"]["invalid_json"] == [11]
-    assert "stored   3" in text and "write_intent" in text
+    assert summary["example_lines"]["invalid_json"] == [14]
+    assert "stored   4" in text and "write_intent" in text
     # No prompt text in the summary: reasons and line numbers only.
     assert "France" not in text and "France" not in orjson.dumps(summary).decode()
 
@@ -206,6 +241,13 @@ def test_import_stores_cacheable_records_and_refuses_the_rest_with_reasons(
         assert completion.choices[0].message.content == answer
         assert headers["x-gateway-tokens-saved"] == ("42" if prompt != history.streamed else "0")
         assert upstream_calls(upstream, prompt) == 0
+    # The semantic layer has it too: a paraphrase gets the recorded answer.
+    raw = client_for(gateway).chat.completions.with_raw_response.create(
+        model="fake-model",
+        messages=[history.system, _user("How can I sort a list in Python?")],
+    )
+    assert raw.headers["x-gateway-cache"] == "semantic"
+    assert raw.parse().choices[0].message.content == "Use sorted() (recorded)."
     # Stored for the tenant it was imported for only.
     headers, _ = _ask(gateway, history.cacheable, tenant="globex")
     assert headers["x-gateway-cache"] == "miss"
@@ -238,7 +280,7 @@ def test_importing_again_finds_every_record_already_cached(
 
     assert status == 0
     assert summary["stored"] == 0
-    assert summary["refused"]["duplicate"] == 4  # the three stored and the in-file repeat
+    assert summary["refused"]["duplicate"] == 5  # the four stored and the in-file repeat
 
 
 def test_cache_import_command_checks_the_tenant_before_loading_anything(
