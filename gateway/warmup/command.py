@@ -54,7 +54,8 @@ def format_summary(summary: ImportSummary) -> str:
     refused = sum(summary.refused.values())
     lines = [
         f"read {summary.records} records from {summary.file} in {summary.seconds:.1f} s "
-        f"(tenant {summary.tenant}, {summary.backend} storage)",
+        f"(tenant {summary.tenant}, {summary.backend} storage; "
+        f"{summary.load_seconds:.1f} s to load the models and open the store)",
         f"stored   {summary.stored}",
         f"refused  {refused}",
     ]

@@ -23,6 +23,11 @@ class Progress:
         self._started = clock()
         self._last = self._started
 
+    def start(self) -> None:
+        """The import proper begins (after the models and the store were loaded): the
+        rate counts from here."""
+        self._started = self._last = self._clock()
+
     def update(self, records: int, stored: int, bytes_read: int, total_bytes: int) -> None:
         if self._stream is None:
             return
