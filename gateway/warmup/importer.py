@@ -12,6 +12,7 @@ logged; the summary counts reasons and names line numbers only.
 
 from __future__ import annotations
 
+import logging
 import os
 import time
 from collections import Counter
@@ -41,6 +42,8 @@ from gateway.settings import GatewayConfig
 from gateway.storage import open_storage
 from gateway.warmup.progress import Progress
 from gateway.warmup.records import RecordedPair, RecordError, Refusal, parse_line
+
+logger = logging.getLogger(__name__)
 
 ProviderFactory = Callable[[GatewayConfig], Provider]
 
@@ -199,6 +202,16 @@ def _carries_memory_block(body: dict[str, Any]) -> bool:
     return False
 
 
+async def _import_one(importer: PairImporter, pair: RecordedPair, number: int) -> str | None:
+    """One record; a failure nobody foresaw refuses that record, not the whole file."""
+    try:
+        return await importer.import_pair(pair, number)
+    except Exception as exc:
+        # The type only: the message may quote the record.
+        logger.warning("record on line %d failed (%s); skipped", number, type(exc).__name__)
+        return Refusal.IMPORT_FAILED
+
+
 def numbered_lines(handle: BinaryIO) -> Iterator[tuple[int, bytes]]:
     """(line number from 1, line) for each non-blank line."""
     for number, line in enumerate(handle, start=1):
@@ -268,7 +281,7 @@ async def import_file(
                 except RecordError as exc:
                     reason: str | None = exc.refusal
                 else:
-                    reason = await importer.import_pair(pair, number)
+                    reason = await _import_one(importer, pair, number)
                 if reason is None:
                     summary.stored += 1
                 else:

@@ -53,6 +53,8 @@ class Refusal(StrEnum):
     STORE_FAILED = "store_failed"  # the cache store failed (counted and logged)
     # Neither layer could take it (exact cache off, and no ask to match by meaning).
     NOT_STORED = "not_stored"
+    # An unexpected failure on this record (logged by type; the import goes on).
+    IMPORT_FAILED = "import_failed"
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,15 +1,18 @@
-"""Import-file lines -> recorded pairs or refusal reasons; progress lines."""
+"""Import-file lines -> recorded pairs or refusal reasons; progress lines; a failing
+record does not end the import."""
 
 from __future__ import annotations
 
+import asyncio
 import io
-from typing import Any
+from typing import Any, cast
 
 import orjson
 import pytest
 
+from gateway.warmup.importer import PairImporter, _import_one
 from gateway.warmup.progress import Progress
-from gateway.warmup.records import RecordError, Refusal, parse_line
+from gateway.warmup.records import RecordedPair, RecordError, Refusal, parse_line
 
 BODY = {"model": "fake-model", "messages": [{"role": "user", "content": "Hi"}]}
 COMPLETION = {
@@ -108,3 +111,13 @@ def test_progress_writes_at_most_one_line_per_interval() -> None:
 
 def test_no_stream_no_progress() -> None:
     Progress(None).update(1, 1, 1, 1)  # nothing to write to, nothing raised
+
+
+def test_an_unexpected_failure_refuses_that_record_only() -> None:
+    class Failing:
+        async def import_pair(self, pair: RecordedPair, line_number: int) -> str | None:
+            raise KeyError("secret prompt text")
+
+    pair = RecordedPair(body=BODY, completion=COMPLETION)
+    reason = asyncio.run(_import_one(cast(PairImporter, Failing()), pair, 7))
+    assert reason is Refusal.IMPORT_FAILED
