@@ -13,6 +13,7 @@ import pytest
 
 from gateway.cli import main
 from gateway.components import ComponentsFactory
+from gateway.devtools.threaded_server import free_port
 from gateway.memory.inject import MEMORY_HEADER
 from gateway.settings import parse_config
 from gateway.warmup.command import import_options, run_import
@@ -298,3 +299,30 @@ def test_cache_import_command_checks_the_tenant_before_loading_anything(
     missing = tmp_path / "missing.jsonl"
     assert main(["cache", "import", str(missing), "--config", str(config), "--tenant", "acme"]) == 2
     assert "no such file" in capsys.readouterr().err
+
+
+def test_an_unreachable_store_imports_nothing_and_exits_1(
+    upstream: FakeUpstream, tmp_path: Path, components_factory: ComponentsFactory
+) -> None:
+    file = tmp_path / "history.jsonl"
+    file.write_bytes(b"\n".join(History().lines()))
+    storage = {
+        "backend": "redis",
+        "redis_url": f"redis://127.0.0.1:{free_port()}/0",  # nothing listens there
+        "redis_timeout_seconds": 0.5,
+        "redis_connect_timeout_seconds": 0.5,
+        "path": str(tmp_path / "data"),
+    }
+    config, _ = parse_config(gateway_config_dict(upstream.url, tmp_path / "data", storage=storage))
+    stdout, stderr = io.StringIO(), io.StringIO()
+    status = run_import(
+        config,
+        file,
+        import_options(config, file, tenant="acme"),
+        stdout=stdout,
+        stderr=stderr,
+        components_factory=components_factory,
+    )
+    assert status == 1
+    assert "the redis storage is unavailable; nothing imported" in stderr.getvalue()
+    assert stdout.getvalue() == ""
