@@ -1,4 +1,4 @@
-"""Command line: `gateway serve`, `bench`, `eval` and `policy check`."""
+"""Command line: `gateway serve`, `bench`, `eval`, `policy check` and `cache import`."""
 
 from __future__ import annotations
 
@@ -128,6 +128,37 @@ def _policy_check(args: argparse.Namespace) -> int:
     return run_check(Path(args.path))
 
 
+def _cache_import(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from gateway.warmup.command import UsageError, import_options, run_import
+
+    path = config_path_from(args.config)
+    try:
+        config, warnings = load_config(path)
+        options = import_options(
+            config,
+            Path(args.file),
+            tenant=args.tenant,
+            namespace=args.namespace,
+            include_user_records=args.include_user_records,
+        )
+    except (ConfigError, UsageError) as exc:
+        print(f"gateway: {exc}", file=sys.stderr)
+        return 2
+    _configure_logging(config, "text")
+    for warning in warnings:
+        logging.getLogger("gateway.config").warning("%s: %s", path, warning)
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    return run_import(
+        config,
+        Path(args.file),
+        options,
+        output=Path(args.output) if args.output else None,
+        show_progress=True if args.progress else None,
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="gateway", description="OpenAI-compatible LLM gateway")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -215,6 +246,38 @@ def build_parser() -> argparse.ArgumentParser:
         help="a policies folder or one policy file (default: policies)",
     )
     check.set_defaults(handler=_policy_check)
+
+    cache = commands.add_parser("cache", help="work with the response cache")
+    cache_commands = cache.add_subparsers(dest="cache_command", required=True)
+    cache_import = cache_commands.add_parser(
+        "import",
+        help="warm the cache from JSONL of recorded (request, response) pairs, through the "
+        "same classifier, keys and policies as live traffic; prints what was stored and "
+        "what was refused and why",
+    )
+    cache_import.add_argument("file", help="JSONL file, one recorded pair per line")
+    cache_import.add_argument(
+        "--config", help="config file (default: $GATEWAY_CONFIG or config/gateway.yaml)"
+    )
+    cache_import.add_argument(
+        "--tenant", help="the tenant the entries belong to (required when tenants are configured)"
+    )
+    cache_import.add_argument(
+        "--namespace", help="store under this cache namespace (as x-gateway-namespace does)"
+    )
+    cache_import.add_argument(
+        "--include-user-records",
+        action="store_true",
+        help="also import records whose body names a user while the policy injects memory "
+        "(only for logs whose answers were written without the gateway's memory)",
+    )
+    cache_import.add_argument("--output", help="also write the summary as JSON to this path")
+    cache_import.add_argument(
+        "--progress",
+        action="store_true",
+        help="progress lines on stderr even when it is not a terminal",
+    )
+    cache_import.set_defaults(handler=_cache_import)
 
     key = commands.add_parser("key", help="work with API keys")
     key_commands = key.add_subparsers(dest="key_command", required=True)

@@ -337,6 +337,12 @@ class ChatPipeline:
             ctx, model=answered_by, policy=policy, exact_key=None, fingerprint=None
         )
 
+    async def store_answer(self, ctx: ChatContext, completion: dict[str, Any]) -> None:
+        """Stage 6 alone, for an answer obtained elsewhere (`gateway cache import`):
+        the same rules, keys and TTLs as for a forwarded answer; `ctx.stored` says
+        whether any layer took it."""
+        await self._store(ctx, completion)
+
     async def _store(self, ctx: ChatContext, completion: dict[str, Any]) -> None:
         target = self._store_context(ctx)
         if target is None or not self._should_store(target, completion):
