@@ -74,9 +74,16 @@ def served_precision(
     if total <= 0:
         return None
     split = lowest if accepted_from is None else min(max(accepted_from, lowest), stats.size)
-    added = _stratum(stats, lowest, split, prior_strength)
-    kept = _stratum(stats, split, stats.size, prior_strength)
-    if split == lowest:
+    added = _Stratum.over(stats, lowest, split, prior_strength)
+    kept = _Stratum.over(stats, split, stats.size, prior_strength)
+    return _combine(added, kept)
+
+
+def _combine(added: _Stratum, kept: _Stratum) -> tuple[float, float, float] | None:
+    total = added.traffic + kept.traffic
+    if total <= 0:
+        return None
+    if added.traffic <= 0:
         bound = wilson_lower_bound(kept.mean, kept.samples, Z_ONE_SIDED_95)
     else:
         # What adapting adds must be at least the target on its own evidence (a sliver
@@ -89,31 +96,46 @@ def served_precision(
     return mean, bound, added.judged + kept.judged
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class _Stratum:
-    traffic: float
-    mean: float  # traffic-weighted precision estimate
-    samples: float  # Kish's effective number of verdicts behind it
-    judged: float
+    """Buckets pooled by traffic: sums that grow one bucket at a time."""
 
+    prior_strength: float
+    traffic: float = 0.0
+    weighted_precision: float = 0.0  # sum of traffic x estimate
+    weighted_variance: float = 0.0  # sum of traffic^2 / verdicts (Kish)
+    judged: float = 0.0
 
-def _stratum(stats: BucketStats, start: int, stop: int, prior_strength: float) -> _Stratum:
-    total = sum(stats.traffic[start:stop])
-    mean = inverse_n_eff = judged = 0.0
-    for index in range(start, stop):
+    @classmethod
+    def over(cls, stats: BucketStats, start: int, stop: int, prior_strength: float) -> _Stratum:
+        stratum = cls(prior_strength)
+        for index in range(start, stop):
+            stratum.add(stats, index)
+        return stratum
+
+    def add(self, stats: BucketStats, index: int) -> None:
         weight = stats.traffic[index]
         if weight <= 0:
-            continue
-        share = weight / total
-        p, n = bucket_precision(stats, index, prior_strength)
-        mean += share * p
-        inverse_n_eff += share * share / n
-        judged += stats.judged[index]
-    # The traffic-weighted mixture has the variance of a proportion over this many
-    # verdicts (Kish's effective sample size); Wilson's bound stays honest near 1.0,
-    # where most of the buckets that matter are.
-    samples = 1.0 / inverse_n_eff if inverse_n_eff > 0 else 0.0
-    return _Stratum(total, mean, samples, judged)
+            return
+        p, n = bucket_precision(stats, index, self.prior_strength)
+        self.traffic += weight
+        self.weighted_precision += weight * p
+        self.weighted_variance += weight * weight / n
+        self.judged += stats.judged[index]
+
+    @property
+    def mean(self) -> float:
+        """The traffic-weighted precision estimate."""
+        return self.weighted_precision / self.traffic if self.traffic > 0 else 0.0
+
+    @property
+    def samples(self) -> float:
+        # The traffic-weighted mixture has the variance of a proportion over this many
+        # verdicts (Kish's effective sample size); Wilson's bound stays honest near 1.0,
+        # where most of the buckets that matter are.
+        if self.weighted_variance <= 0:
+            return 0.0
+        return self.traffic * self.traffic / self.weighted_variance
 
 
 def wilson_lower_bound(proportion: float, samples: float, z: float) -> float:
@@ -140,13 +162,16 @@ def choose_threshold(
         current = served_precision(stats, 0, prior_strength)
         return _point(max(floor, static_threshold), current)
     best_index = start
-    best = served_precision(stats, start, prior_strength)
+    kept = _Stratum.over(stats, start, stats.size, prior_strength)
+    best = _combine(_Stratum(prior_strength), kept)
+    added = _Stratum(prior_strength)  # grows one bucket down at a time
     index = start - 1
     while index >= 0 and bucket_floor(index, stats.floor, stats.width) >= floor - 1e-9:
         # Only down to a bucket that saw traffic: below the lowest evidence the bound
         # would be the one above it, and serving there would rest on no verdict at all.
         if stats.traffic[index] > 0:
-            candidate = served_precision(stats, index, prior_strength, accepted_from=start)
+            added.add(stats, index)
+            candidate = _combine(added, kept)
             if candidate is not None and candidate[1] >= target_precision:
                 best_index, best = index, candidate
         index -= 1

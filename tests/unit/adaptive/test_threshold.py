@@ -11,7 +11,7 @@ import pytest
 
 from gateway.adaptive.buckets import BucketStats, bucket_count, bucket_floor, bucket_of
 from gateway.adaptive.judge_error import JudgeErrorEstimate, JudgeErrors
-from gateway.adaptive.threshold import choose_threshold
+from gateway.adaptive.threshold import choose_threshold, served_precision
 
 TARGET = 0.97
 STATIC = 0.97
@@ -136,3 +136,13 @@ def test_a_sliver_of_unjudged_traffic_does_not_ride_on_the_served_region() -> No
     for _ in range(5):
         stats.add_traffic(0.85)  # a few candidates below, never judged
     assert choose_threshold(stats, TARGET, STATIC, FLOOR).threshold == STATIC
+
+
+def test_the_chosen_point_reports_the_bound_of_what_it_serves() -> None:
+    stats = _traffic(lambda s: 0.999 if s >= 0.88 else 0.6, 8000, 0.25)
+    point = choose_threshold(stats, TARGET, STATIC, FLOOR)
+    index = bucket_of(point.threshold, FLOOR)
+    assert index is not None
+    estimate = served_precision(stats, index, accepted_from=bucket_of(STATIC, FLOOR))
+    assert estimate is not None
+    assert (point.precision, point.lower_bound) == (round(estimate[0], 4), round(estimate[1], 4))
