@@ -47,6 +47,8 @@ SET_TARGETS = {"qqp": 0.92}
 PRECISION_SLACK_EXACT_JUDGE = 0.01
 PRECISION_SLACK_NOISY_JUDGE = 0.02
 RECALL_SHARE_OF_HINDSIGHT = 0.8
+# A threshold serving fewer pairs than this says little about its precision.
+MIN_SERVED_FOR_PRECISION = 30
 
 
 async def load_streams(
@@ -98,6 +100,13 @@ async def load_streams(
     return streams
 
 
+def most_precise_static(curve: Sequence[StaticPoint]) -> StaticPoint | None:
+    """The most precise static threshold that serves enough to be measured: where no
+    threshold reaches the target, this is how close any threshold gets."""
+    measured = [p for p in curve if p.served >= MIN_SERVED_FOR_PRECISION]
+    return max(measured, key=lambda p: (p.precision, p.recall), default=None)
+
+
 def _half(signals: list[StreamPair], half: str | None) -> list[StreamPair]:
     return signals if half is None else [s for s in signals if s.half == half]
 
@@ -133,6 +142,7 @@ def evaluate_set(
         "target_precision": target,
         "static_threshold": settings.static_threshold,
         "best_static_at_target": _static_row(at_target),
+        "most_precise_static": _static_row(most_precise_static(curve)),
         "runs": [],
     }
     runs: dict[float, SimulationRun] = {}
@@ -184,6 +194,13 @@ def print_report(name: str, result: dict[str, Any]) -> None:
             else "none reaches it"
         )
     )
+    most = result["most_precise_static"]
+    if at_target is None and most is not None:
+        print(
+            f"(the most precise static threshold serving {MIN_SERVED_FOR_PRECISION} or more: "
+            f"{most['threshold']:.2f}, precision {most['precision']:.3f}, recall "
+            f"{most['recall']:.3f}: no threshold reaches the target on this set)"
+        )
     print(
         "| judge error | adaptive precision | recall | final threshold | static precision "
         "| static recall | hindsight static at that precision: threshold / recall "
