@@ -104,19 +104,60 @@ def _eval(args: argparse.Namespace) -> int:
             command_line=shlex.join(["gateway", *sys.argv[1:]]),
         )
 
+    if args.what == "adaptive":
+        return _eval_adaptive(args)
+
     from gateway.evaluation.run import DEFAULT_SETS, run_eval
 
     return run_eval(
         args.what,
         Path(args.data) if args.data else None,
         sets=args.sets.split(",") if args.sets else DEFAULT_SETS,
-        limit=args.limit,
+        limit=2000 if args.limit is None else args.limit,
         protocols=args.protocols.split(","),
         output=args.output,
         half=args.half,
         reviewer_weights=Path(args.reviewer_weights) if args.reviewer_weights else None,
         ablation=args.ablation,
         target_precision=args.target_precision,
+    )
+
+
+def _eval_adaptive(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from gateway.evaluation.adaptive_run import ADAPTIVE_SETS, run_adaptive_eval
+    from gateway.evaluation.adaptive_sim import SimulationSettings
+
+    try:
+        judge_errors = [float(x) for x in args.judge_errors.split(",") if x.strip()]
+        for judge_error in judge_errors:  # each one is checked as a setting
+            SimulationSettings(judge_error=judge_error)
+        settings = SimulationSettings(
+            static_threshold=args.static_threshold,
+            floor=args.floor,
+            shadow_rate=args.shadow_rate,
+            audit_rate=args.audit_rate,
+            correct_judge_errors=not args.uncorrected_judge,
+            per_language=args.per_language,
+            seed=args.seed,
+        )
+    except ValueError as exc:
+        print(f"gateway eval adaptive: {exc}", file=sys.stderr)
+        return 2
+    return run_adaptive_eval(
+        Path(args.data) if args.data else None,
+        args.sets.split(",") if args.sets else list(ADAPTIVE_SETS),
+        limit=20_000 if args.limit is None else args.limit,
+        half=args.half,
+        settings=settings,
+        target_precision=args.target_precision,
+        judge_errors=judge_errors,
+        min_stream=args.min_stream,
+        output=args.output,
+        plot_dir=Path(args.plot_dir) if args.plot_dir else None,
+        cache_dir=Path(args.signals_cache) if args.signals_cache else None,
+        probe_dir=Path(args.probe_dir),
     )
 
 
@@ -193,14 +234,17 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate = commands.add_parser(
         "eval",
         help="measure caching decisions and memory recall on labeled data "
-        "(pairs, classifier, probes, memory)",
+        "(pairs, classifier, probes, memory; adaptive: replay pair sets as traffic "
+        "through the adaptive threshold)",
     )
-    evaluate.add_argument("what", choices=["pairs", "classifier", "probes", "memory"])
+    evaluate.add_argument("what", choices=["pairs", "classifier", "probes", "memory", "adaptive"])
     evaluate.add_argument("--data", help="the shared labeled-data folder (e.g. ../shared/data)")
     evaluate.add_argument(
-        "--sets", help="pair sets, comma-separated (default: qqp,lcqmc,paws_en,pawsx_zh)"
+        "--sets",
+        help="pair sets, comma-separated (default: qqp,lcqmc,paws_en,pawsx_zh; adaptive: "
+        "lcqmc,qqp,bq,afqmc,paws_en,pawsx_zh,probes)",
     )
-    evaluate.add_argument("--limit", type=int, default=2000, help="pairs per set (default 2000)")
+    evaluate.add_argument("--limit", type=int, help="pairs per set (default 2000; adaptive: 20000)")
     evaluate.add_argument("--protocols", default="pair,pool", help="pair, pool or both")
     evaluate.add_argument("--output", help="also write the results as JSON to this path")
     evaluate.add_argument(
@@ -220,8 +264,10 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument(
         "--target-precision",
         type=float,
-        help="pairs, probes: semantic_cache.target_precision to measure (default: the policy's)",
+        help="pairs, probes, adaptive: semantic_cache.target_precision to measure (default: "
+        "the policy's; adaptive: 0.97, 0.92 for qqp)",
     )
+    _add_adaptive_arguments(evaluate)
     evaluate.add_argument(
         "--conversations", help="memory: LoCoMo conversations, e.g. 0-4 or 0,2 (default: all)"
     )
@@ -287,6 +333,62 @@ def build_parser() -> argparse.ArgumentParser:
     )
     hash_key.set_defaults(handler=_key_hash)
     return parser
+
+
+def _add_adaptive_arguments(evaluate: argparse.ArgumentParser) -> None:
+    from gateway.evaluation.adaptive_sim import DEFAULT_MIN_STREAM
+
+    adaptive = evaluate.add_argument_group("adaptive (gateway eval adaptive)")
+    adaptive.add_argument(
+        "--judge-errors",
+        default="0,0.02",
+        help="judge error rates to replay with, comma-separated: the share of verdicts "
+        "flipped, in either direction (default 0,0.02)",
+    )
+    adaptive.add_argument(
+        "--floor", type=float, default=0.80, help="lowest threshold, calibrated (default 0.80)"
+    )
+    adaptive.add_argument(
+        "--static-threshold",
+        type=float,
+        default=0.97,
+        help="the static default: the policy's accept threshold (default 0.97)",
+    )
+    adaptive.add_argument(
+        "--shadow-rate",
+        type=float,
+        default=1.0,
+        help="share of checked misses in [floor, threshold) judged (default 1.0)",
+    )
+    adaptive.add_argument(
+        "--audit-rate", type=float, default=0.05, help="share of served hits judged (default 0.05)"
+    )
+    adaptive.add_argument(
+        "--uncorrected-judge",
+        action="store_true",
+        help="count verdicts as they are, not corrected for the judge's known error rates",
+    )
+    adaptive.add_argument(
+        "--per-language",
+        action="store_true",
+        help="one statistics scope per language of the request (default: one per stream)",
+    )
+    adaptive.add_argument("--seed", type=int, default=16, help="stream order seed (default 16)")
+    adaptive.add_argument(
+        "--min-stream",
+        type=int,
+        default=DEFAULT_MIN_STREAM,
+        help="replay a smaller set until the stream has this many pairs "
+        f"(default {DEFAULT_MIN_STREAM})",
+    )
+    adaptive.add_argument("--plot-dir", help="write a PNG per set into this folder")
+    adaptive.add_argument(
+        "--signals-cache",
+        help="keep per-pair signals (similarity, checks) in this folder across runs",
+    )
+    adaptive.add_argument(
+        "--probe-dir", default="tests/probes", help="the probe suite (default tests/probes)"
+    )
 
 
 def _key_hash(args: argparse.Namespace) -> int:

@@ -262,6 +262,45 @@ def split_for_cache(text: str, max_query_chars: int) -> SplitText:
     )
 
 
+@dataclass(frozen=True, slots=True)
+class EmbeddedPairs:
+    """A pair set as the semantic stage sees it, embedded once: `pairs` hold the asks,
+    `candidates` whether a pair is compared by meaning at all (same material, asks short
+    enough), `cosines` the raw cosine of the asks, `languages` the new request's (its
+    ask's language picks the calibration curve)."""
+
+    pairs: list[LabeledPair]
+    candidates: list[bool]
+    cosines: npt.NDArray[np.float32]
+    labels: npt.NDArray[np.bool_]
+    languages: list[str]
+
+
+async def embed_pair_set(
+    pairs: Sequence[LabeledPair], embedder: Embedder, max_query_chars: int
+) -> EmbeddedPairs:
+    """Split each text as the gateway splits a turn and embed the asks."""
+    split_first = [split_for_cache(p.first, max_query_chars) for p in pairs]
+    split_second = [split_for_cache(p.second, max_query_chars) for p in pairs]
+    candidates = [
+        a.comparable and b.comparable and a.material == b.material
+        for a, b in zip(split_first, split_second, strict=True)
+    ]
+    asks = [
+        LabeledPair(a.ask or p.first, b.ask or p.second, p.duplicate)
+        for p, a, b in zip(pairs, split_first, split_second, strict=True)
+    ]
+    firsts = await _embed_all(embedder, [p.first for p in asks])
+    seconds = await _embed_all(embedder, [p.second for p in asks])
+    return EmbeddedPairs(
+        pairs=asks,
+        candidates=candidates,
+        cosines=np.einsum("ij,ij->i", firsts, seconds),
+        labels=np.array([p.duplicate for p in asks], dtype=bool),
+        languages=[detect_language(p.second) for p in asks],
+    )
+
+
 async def evaluate_pair_protocol(
     pairs: Sequence[LabeledPair],
     embedder: Embedder,
@@ -275,21 +314,9 @@ async def evaluate_pair_protocol(
     ablation on the same vectors). Each text is split as the gateway splits a turn: the
     asks are embedded and judged, and a pair whose material differs (or whose ask is
     too long) is never a candidate."""
-    split_first = [split_for_cache(p.first, policy.max_query_chars) for p in pairs]
-    split_second = [split_for_cache(p.second, policy.max_query_chars) for p in pairs]
-    candidates = [
-        a.comparable and b.comparable and a.material == b.material
-        for a, b in zip(split_first, split_second, strict=True)
-    ]
-    pairs = [
-        LabeledPair(a.ask or p.first, b.ask or p.second, p.duplicate)
-        for p, a, b in zip(pairs, split_first, split_second, strict=True)
-    ]
-    firsts = await _embed_all(embedder, [p.first for p in pairs])
-    seconds = await _embed_all(embedder, [p.second for p in pairs])
-    cosines = np.einsum("ij,ij->i", firsts, seconds)
-    labels = np.array([p.duplicate for p in pairs])
-    languages = [detect_language(p.second) for p in pairs]
+    embedded = await embed_pair_set(pairs, embedder, policy.max_query_chars)
+    pairs, candidates, cosines = embedded.pairs, embedded.candidates, embedded.cosines
+    labels, languages = embedded.labels, embedded.languages
     judge = functools.partial(
         _judge_pairs, pairs, candidates, cosines, languages, embedder, comparator, reviewer, guard
     )

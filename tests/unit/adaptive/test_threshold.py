@@ -11,7 +11,7 @@ import pytest
 
 from gateway.adaptive.buckets import BucketStats, bucket_count, bucket_floor, bucket_of
 from gateway.adaptive.judge_error import JudgeErrorEstimate, JudgeErrors
-from gateway.adaptive.threshold import choose_threshold
+from gateway.adaptive.threshold import choose_threshold, served_precision
 
 TARGET = 0.97
 STATIC = 0.97
@@ -110,3 +110,39 @@ def test_judge_error_rates_are_estimated_where_the_truth_is_known() -> None:
     errors = estimate.errors()
     assert 0.08 < errors.miss_rate < 0.12
     assert errors.false_accept_rate == pytest.approx(0.1)  # the prior alone: 1 in 10
+
+
+def test_shadow_evidence_moves_it_down_while_the_served_region_has_no_audits() -> None:
+    # The static default serves the top bucket and nothing audits it (the default audit
+    # rate is 0): its precision is only the calibration's. Shadow verdicts below it are
+    # the evidence; the bound is on what they add, and the threshold stops at the lowest
+    # bucket they cover, never in the empty buckets below it.
+    stats = BucketStats(floor=FLOOR)
+    for _ in range(300):
+        stats.add_traffic(0.995)
+        stats.add_traffic(0.905)
+        stats.add_verdict(0.905, 1.0)
+    point = choose_threshold(stats, TARGET, STATIC, FLOOR)
+    assert point.threshold == pytest.approx(0.90)
+    assert point.lower_bound is not None and point.lower_bound >= TARGET
+
+
+def test_a_sliver_of_unjudged_traffic_does_not_ride_on_the_served_region() -> None:
+    stats = BucketStats(floor=FLOOR)
+    for _ in range(2000):
+        stats.add_traffic(0.995)
+    for _ in range(200):
+        stats.add_verdict(0.995, 1.0)  # audits: the served region is precise
+    for _ in range(5):
+        stats.add_traffic(0.85)  # a few candidates below, never judged
+    assert choose_threshold(stats, TARGET, STATIC, FLOOR).threshold == STATIC
+
+
+def test_the_chosen_point_reports_the_bound_of_what_it_serves() -> None:
+    stats = _traffic(lambda s: 0.999 if s >= 0.88 else 0.6, 8000, 0.25)
+    point = choose_threshold(stats, TARGET, STATIC, FLOOR)
+    index = bucket_of(point.threshold, FLOOR)
+    assert index is not None
+    estimate = served_precision(stats, index, accepted_from=bucket_of(STATIC, FLOOR))
+    assert estimate is not None
+    assert (point.precision, point.lower_bound) == (round(estimate[0], 4), round(estimate[1], 4))
