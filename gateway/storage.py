@@ -30,12 +30,9 @@ class Storage:
     close: Callable[[], Awaitable[None]]
     # Deletes expired entries (the background sweep); returns how many went.
     sweep: Callable[[], Awaitable[int]]
-    # Entries, bytes and evictions of the capped stores (embedded; Redis evicts itself).
+    # Entries, bytes and evictions of the capped stores (on Redis: the shared totals as
+    # of this process's last write or sweep, and the evictions this process made).
     ledger: CapacityLedger
-
-
-async def _nothing_to_sweep() -> int:
-    return 0  # Redis expires keys itself
 
 
 async def open_storage(
@@ -47,14 +44,14 @@ async def open_storage(
     index_name = index_name_for(embedder_name, dimensions)
     capacity = capacity or CapacitySettings()
     if settings.backend == "redis":
-        return await _open_redis(settings, index_name, dimensions)
+        return await _open_redis(settings, index_name, dimensions, capacity)
     ledger = CapacityLedger()
     exact = await SQLiteExactCache.open(settings.path, capacity.exact_cache, ledger)
     vectors = await EmbeddedVectorIndex.open(
         settings.path, index_name, limits=capacity.semantic_index, ledger=ledger
     )
     memories, sessions, memory_db = await open_embedded_memory(
-        settings.path, capacity.sessions, ledger
+        settings.path, capacity.sessions, ledger, capacity.memories
     )
 
     async def describe() -> dict[str, Any]:
@@ -87,11 +84,14 @@ async def open_storage(
     )
 
 
-async def _open_redis(settings: StorageSettings, index_name: str, dimensions: int) -> Storage:
+async def _open_redis(
+    settings: StorageSettings, index_name: str, dimensions: int, capacity: CapacitySettings
+) -> Storage:
     from gateway.cache.redis_backend import RedisBackend
     from gateway.memory.redis_store import RedisMemoryStore, RedisSessionStore
 
     assert settings.redis_url is not None  # enforced by StorageSettings
+    ledger = CapacityLedger()
     backend = await RedisBackend.open(
         settings.redis_url,
         prefix=settings.redis_prefix,
@@ -99,7 +99,19 @@ async def _open_redis(settings: StorageSettings, index_name: str, dimensions: in
         dimensions=dimensions,
         operation_timeout_seconds=settings.redis_timeout_seconds,
         connect_timeout_seconds=settings.redis_connect_timeout_seconds,
+        capacity=capacity,
+        ledger=ledger,
     )
+    memories = RedisMemoryStore(backend, capacity.memories)
+    sessions = RedisSessionStore(backend, backend.sessions_capacity())
+
+    async def sweep() -> int:
+        # Redis expires the entries itself; this drops their bookkeeping.
+        return (
+            await backend.exact.sweep_expired()
+            + await backend.semantic.sweep_expired()
+            + await sessions.sweep_expired()
+        )
 
     async def describe() -> dict[str, Any]:
         await backend.ping()  # refreshes the circuit when Redis came back
@@ -110,10 +122,10 @@ async def _open_redis(settings: StorageSettings, index_name: str, dimensions: in
         backend.exact,
         backend.semantic,
         backend.lock,
-        RedisMemoryStore(backend),
-        RedisSessionStore(backend),
+        memories,
+        sessions,
         describe,
         backend.close,
-        _nothing_to_sweep,
-        CapacityLedger(),
+        sweep,
+        ledger,
     )

@@ -196,19 +196,34 @@ def _replay(recorded: RecordedAnswer, fingerprint: str) -> Response:
 
 
 def _limit_reached(exceeded: QuotaExceeded) -> MemoryLimitReached:
-    if exceeded.limit == "count":
-        detail = (
-            f"the user has {exceeded.used} memories and this write adds {exceeded.adding}; "
-            f"the limit is {exceeded.cap} (max_memories_per_user)"
+    if exceeded.scope == "user":
+        detail = _limit_detail(exceeded, "the user", "max_memories_per_user", "max_bytes_per_user")
+    elif exceeded.scope == "tenant":
+        detail = _limit_detail(
+            exceeded,
+            "the tenant",
+            "capacity.memories.max_entries_per_tenant",
+            "capacity.memories.max_bytes_per_tenant",
         )
     else:
-        detail = (
-            f"the user's memories take {exceeded.used} bytes and this write adds "
-            f"{exceeded.adding}; the limit is {exceeded.cap} (max_bytes_per_user)"
+        detail = _limit_detail(
+            exceeded, "the gateway", "capacity.memories.max_entries", "capacity.memories.max_bytes"
         )
     return MemoryLimitReached(
         f"Memory limit reached: {detail}. Nothing was stored; delete memories to make room.",
         param="items",
+    )
+
+
+def _limit_detail(exceeded: QuotaExceeded, who: str, count_option: str, bytes_option: str) -> str:
+    if exceeded.limit == "count":
+        return (
+            f"{who} has {exceeded.used} memories and this write adds {exceeded.adding}; "
+            f"the limit is {exceeded.cap} ({count_option})"
+        )
+    return (
+        f"{who}'s memories take {exceeded.used} bytes and this write adds "
+        f"{exceeded.adding}; the limit is {exceeded.cap} ({bytes_option})"
     )
 
 

@@ -4,6 +4,9 @@ Every store that grows with traffic (the exact cache, the semantic index, the se
 knowledge cache) has a global cap and an optional per-tenant cap, each in entries and
 in bytes. Past a cap the least recently used entries go first (LRU; see the README for
 the measurement behind the choice). Expired entries are swept in the background.
+
+Memories are user data and are never evicted: past their caps (`memories`) a write is
+refused (409 `memory_limit_reached`), next to the policy's per-user caps.
 """
 
 from __future__ import annotations
@@ -52,12 +55,18 @@ def _sessions_default() -> StoreLimits:
     return StoreLimits(max_entries=100_000, max_bytes=256 * _MiB)
 
 
+def _memories_default() -> StoreLimits:
+    return StoreLimits(max_entries=1_000_000, max_bytes=4096 * _MiB)
+
+
 class CapacitySettings(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     exact_cache: StoreLimits = Field(default_factory=StoreLimits)
     semantic_index: StoreLimits = Field(default_factory=_semantic_default)
     sessions: StoreLimits = Field(default_factory=_sessions_default)
+    # Caps that refuse writes instead of evicting (memories are user data).
+    memories: StoreLimits = Field(default_factory=_memories_default)
     # Distinct `x-gateway-namespace` values one tenant may use at a time (per gateway
     # process). A request naming one more is served by the provider and not cached
     # (`bypass`, reason `namespace_limit`) until a namespace has been idle for

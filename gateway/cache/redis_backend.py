@@ -20,7 +20,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from gateway.cache.eviction import CapacityLedger
+from gateway.cache.limits import CapacitySettings, StoreLimits
 from gateway.cache.locks import RedisLock
+from gateway.cache.redis_capacity import RedisCapacity, escape_key_part
 from gateway.cache.redis_connection import RedisConnection, StoreUnavailable
 from gateway.cache.redis_exact import RedisExactCache
 from gateway.cache.redis_vectors import RedisVectorIndex
@@ -32,10 +35,17 @@ _PREFIX = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 _DIMENSIONS_SUFFIX = re.compile(r"-(\d+)d\Z")
 
 
-def _escape_part(part: str) -> str:
-    # ":" separates parts; escaping it (and "%", the escape itself) keeps ("a:b", "c")
-    # and ("a", "b:c") apart.
-    return part.replace("%", "%25").replace(":", "%3A")
+_escape_part = escape_key_part
+
+
+def _store_capacity(
+    connection: RedisConnection,
+    prefix: str,
+    store: str,
+    limits: StoreLimits,
+    ledger: CapacityLedger | None,
+) -> RedisCapacity:
+    return RedisCapacity(connection, f"{prefix}:capacity:{store}", store, limits, ledger)
 
 
 def dimensions_from_index_name(index_name: str) -> int | None:
@@ -50,6 +60,9 @@ class RedisBackend:
     semantic: RedisVectorIndex
     lock: RedisLock
     prefix: str = "gateway"
+    # With capacity settings, the stores keep their `capacity:` caps in Redis.
+    capacity: CapacitySettings | None = None
+    ledger: CapacityLedger | None = None
 
     @classmethod
     async def open(
@@ -60,11 +73,14 @@ class RedisBackend:
         index_name: str,
         dimensions: int | None = None,
         clock: Callable[[], float] = time.time,
+        capacity: CapacitySettings | None = None,
+        ledger: CapacityLedger | None = None,
         **connection_options: Any,
     ) -> RedisBackend:
         """`index_name` comes from `index_name_for(embedder, dimensions)`; the dimensions
         are read from its suffix unless given. `connection_options` go to
-        `RedisConnection` (timeouts, back-off)."""
+        `RedisConnection` (timeouts, back-off). Without `capacity` the stores are
+        uncapped (Redis's own `maxmemory` alone bounds them)."""
         if not _PREFIX.fullmatch(prefix):
             raise ValueError(f"unsafe key prefix {prefix!r}")
         parsed = dimensions_from_index_name(index_name)
@@ -83,18 +99,44 @@ class RedisBackend:
                     "redis at %s is unavailable at start-up; caches fail open until it answers",
                     connection.address,
                 )
+            semantic_caps = (
+                None
+                if capacity is None
+                else _store_capacity(
+                    connection, prefix, "semantic", capacity.semantic_index, ledger
+                )
+            )
             semantic = await RedisVectorIndex.open(
-                connection, index_name, dimensions, prefix=prefix, clock=clock
+                connection,
+                index_name,
+                dimensions,
+                prefix=prefix,
+                clock=clock,
+                capacity=semantic_caps,
             )
         except BaseException:
             await connection.close()
             raise
+        exact_caps = (
+            None
+            if capacity is None
+            else _store_capacity(connection, prefix, "exact", capacity.exact_cache, ledger)
+        )
         return cls(
             connection=connection,
-            exact=RedisExactCache(connection, prefix=prefix),
+            exact=RedisExactCache(connection, prefix=prefix, capacity=exact_caps),
             semantic=semantic,
             lock=RedisLock(connection, prefix=prefix),
             prefix=prefix,
+            capacity=capacity,
+            ledger=ledger,
+        )
+
+    def sessions_capacity(self) -> RedisCapacity | None:
+        if self.capacity is None:
+            return None
+        return _store_capacity(
+            self.connection, self.prefix, "sessions", self.capacity.sessions, self.ledger
         )
 
     def key(self, *parts: str) -> str:

@@ -4,6 +4,10 @@ Key: `<prefix>:exact:<key>`. The key handed in is already a hash over tenant, na
 model and request, so a lookup is one GET; tenant and model ride in the value for
 inspection and for whoever serves the entry. Value: orjson of
 `{completion, tenant, model, created_at}`, written with `SET ... PX ttl`.
+
+With a `RedisCapacity` the write is one script (SET, accounting, LRU eviction past the
+`capacity.exact_cache` caps) and a lookup is one script too (GET and, on a hit, the
+entry's LRU score): still one round trip each.
 """
 
 from __future__ import annotations
@@ -16,26 +20,43 @@ from redis.asyncio import Redis
 
 from gateway.cache.protocols import CachedCompletion
 from gateway.cache.purge import PurgeFilter
+from gateway.cache.redis_capacity import RedisCapacity
 from gateway.cache.redis_connection import RedisConnection, delete_keys
 from gateway.telemetry.throttled_log import ThrottledLogger
 
 logger = logging.getLogger(__name__)
 
+# ARGV[10] payload, ARGV[11] TTL (ms).
+_WRITE = """
+redis.call('SET', KEYS[1], ARGV[10], 'PX', ARGV[11])
+return account(KEYS[1])
+"""
+
 
 class RedisExactCache:
     """`ExactCache` over a shared `RedisConnection` (which it does not own)."""
 
-    def __init__(self, connection: RedisConnection, prefix: str = "gateway") -> None:
+    def __init__(
+        self,
+        connection: RedisConnection,
+        prefix: str = "gateway",
+        capacity: RedisCapacity | None = None,
+    ) -> None:
         self._connection = connection
         self._prefix = prefix
         self._corrupt = ThrottledLogger(logger, interval_seconds=60.0)
+        self._capacity = capacity
+        self._write = None if capacity is None else capacity.register(_WRITE)
 
     def key_for(self, key: str) -> str:
         return f"{self._prefix}:exact:{key}"
 
     async def get(self, key: str) -> CachedCompletion | None:
         redis_key = self.key_for(key)
-        raw = await self._connection.run(lambda client: client.get(redis_key))
+        if self._capacity is not None:
+            raw = await self._capacity.get_and_touch(redis_key)
+        else:
+            raw = await self._connection.run(lambda client: client.get(redis_key))
         if raw is None:
             return None
         try:
@@ -67,7 +88,21 @@ class RedisExactCache:
             }
         )
         ttl_ms = int(ttl_seconds * 1000)
-        await self._connection.run(lambda client: client.set(redis_key, payload, px=ttl_ms))
+        if self._capacity is None or self._write is None:
+            await self._connection.run(lambda client: client.set(redis_key, payload, px=ttl_ms))
+            return
+        # Counted as the embedded store counts: the stored value and its key.
+        size_bytes = len(payload) + len(key) + len(orjson.dumps(entry.namespace))
+        args = [*self._capacity.write_args(entry.tenant, size_bytes), payload, ttl_ms]
+        script = self._write
+        reply = await self._connection.run(
+            lambda client: script(keys=[redis_key], args=args, client=client)
+        )
+        self._capacity.settle(reply)
+
+    async def sweep_expired(self) -> int:
+        """Drop the bookkeeping of entries Redis expired or evicted itself."""
+        return 0 if self._capacity is None else await self._capacity.sweep()
 
     async def purge(self, purge_filter: PurgeFilter) -> int:
         """SCANs this prefix's exact entries (an operator action, O(entries)); keys are

@@ -16,6 +16,11 @@ A search is one FT.SEARCH: a KNN over the vectors of one fingerprint (a tag
 pre-filter: with small partitions RediSearch scores them all, exactly), returning the
 few winners' fields in the same round trip.
 
+With a `RedisCapacity` (`capacity.semantic_index`), a write is one script: the hash,
+its TTL, its accounting and the LRU evictions past the caps (a deleted hash leaves the
+search index with it). A served hit moves the entry up the LRU order after the response
+is on its way (`touch`, fire-and-forget).
+
 The index is created lazily: when Redis is down at start-up, `open` succeeds and the
 first operation after Redis answers creates it. It is re-checked after every outage
 (`RedisConnection.generation`) and when a query says it is missing, since a Redis
@@ -45,6 +50,7 @@ from redisvl.query.filter import Num
 from redisvl.schema import IndexSchema
 
 from gateway.cache.purge import PurgeFilter
+from gateway.cache.redis_capacity import RedisCapacity
 from gateway.cache.redis_connection import RedisConnection, StoreUnavailable, delete_keys
 from gateway.cache.vector_index import SemanticEntry
 from gateway.telemetry.throttled_log import ThrottledLogger
@@ -72,6 +78,12 @@ _RETURN_FIELDS = [
     "created_at",
     "expires_at",
 ]
+# ARGV[10] TTL (ms), ARGV[11..] the hash's field/value pairs.
+_WRITE = """
+redis.call('HSET', KEYS[1], unpack(ARGV, 11))
+redis.call('PEXPIRE', KEYS[1], ARGV[10])
+return account(KEYS[1])
+"""
 # RediSearch's wordings for "no such index" across versions.
 _MISSING_INDEX = ("no such index", "unknown index name", "unknown index")
 
@@ -122,6 +134,7 @@ class RedisVectorIndex:
         *,
         prefix: str = "gateway",
         clock: Callable[[], float] = time.time,
+        capacity: RedisCapacity | None = None,
     ) -> None:
         if not _INDEX_NAME.fullmatch(index_name):
             raise ValueError(f"unsafe index name {index_name!r}; use index_name_for()")
@@ -141,6 +154,11 @@ class RedisVectorIndex:
         self._ready_generation: int | None = None
         self._creating = asyncio.Lock()
         self._bad_rows = ThrottledLogger(logger, interval_seconds=60.0)
+        self._capacity = capacity
+        self._write = None if capacity is None else capacity.register(_WRITE)
+        # Touches in flight (a reference each, or the loop could collect them).
+        self._touches: set[asyncio.Task[None]] = set()
+        self._touch_failures = ThrottledLogger(logger, interval_seconds=60.0)
 
     @classmethod
     async def open(
@@ -151,11 +169,14 @@ class RedisVectorIndex:
         *,
         prefix: str = "gateway",
         clock: Callable[[], float] = time.time,
+        capacity: RedisCapacity | None = None,
     ) -> RedisVectorIndex:
         """Create the search index if missing (safe when it exists). With Redis down,
         return anyway: the index is created on first use. A server without search
         raises `RedisSearchMissing`."""
-        index = cls(connection, index_name, dimensions, prefix=prefix, clock=clock)
+        index = cls(
+            connection, index_name, dimensions, prefix=prefix, clock=clock, capacity=capacity
+        )
         try:
             await index.ensure_index()
         except StoreUnavailable:
@@ -216,6 +237,7 @@ class RedisVectorIndex:
             return
         await self.ensure_index()
         key = self.key_for(entry.entry_id)
+        completion = orjson.dumps(entry.completion)
         mapping: dict[FieldT, EncodableT] = {
             "entry_id": entry.entry_id,
             "tenant": entry.tenant,
@@ -224,11 +246,24 @@ class RedisVectorIndex:
             "policy_version": entry.policy_version,
             "namespace": orjson.dumps(entry.namespace),
             "query_text": entry.query_text,
-            "completion": orjson.dumps(entry.completion),
+            "completion": completion,
             "created_at": entry.created_at,
             "expires_at": entry.expires_at,
             _VECTOR_FIELD: blob,
         }
+
+        if self._capacity is not None and self._write is not None:
+            # Counted as the embedded index counts: answer, question and vector.
+            size_bytes = len(completion) + len(entry.query_text.encode()) + len(blob)
+            args: list[Any] = [*self._capacity.write_args(entry.tenant, size_bytes), ttl_ms]
+            for name, value in mapping.items():
+                args += [name, value]
+            script = self._write
+            reply = await self._connection.run(
+                lambda client: script(keys=[key], args=args, client=client)
+            )
+            self._capacity.settle(reply)
+            return
 
         async def write(client: Redis) -> None:
             # MULTI/EXEC: no reader ever sees the entry without its TTL.
@@ -325,8 +360,24 @@ class RedisVectorIndex:
         return entry, cosine
 
     def touch(self, entry_id: str) -> None:
-        """Nothing to do: Redis's own `maxmemory` policy decides what goes (see the
-        README's Redis section)."""
+        """A served hit: the entry becomes the most recently used, in the background (the
+        response does not wait for it; a lost touch only ages the entry early)."""
+        if self._capacity is None:
+            return
+        task = asyncio.get_running_loop().create_task(self._touch(self.key_for(entry_id)))
+        self._touches.add(task)
+        task.add_done_callback(self._touches.discard)
+
+    async def _touch(self, key: str) -> None:
+        assert self._capacity is not None
+        try:
+            await self._capacity.touch(key)
+        except Exception as exc:  # fire-and-forget: never an unhandled task error
+            self._touch_failures.warning("semantic LRU touch failed (%s)", type(exc).__name__)
+
+    async def sweep_expired(self) -> int:
+        """Drop the bookkeeping of entries Redis expired or evicted itself."""
+        return 0 if self._capacity is None else await self._capacity.sweep()
 
     async def count(self) -> int:
         """Unexpired entries held."""
@@ -374,7 +425,10 @@ class RedisVectorIndex:
         return await self._connection.ping()
 
     async def close(self) -> None:
-        """The connection is shared and closed by its owner (`RedisBackend.close`)."""
+        """The connection is shared and closed by its owner (`RedisBackend.close`);
+        touches still in flight are waited for (briefly: each is one bounded command)."""
+        if self._touches:
+            await asyncio.gather(*self._touches, return_exceptions=True)
 
 
 def _text(raw: Any) -> str:

@@ -26,6 +26,7 @@ from gateway.memory.store import (
     SessionItem,
     UserQuota,
     check_quota,
+    check_store_caps,
     one_owner,
     totals,
 )
@@ -168,13 +169,56 @@ def _recorded(
 
 
 class SQLiteMemoryStore:
-    def __init__(self, database: SQLiteDatabase, clock: Callable[[], float] = time.time) -> None:
+    """With `caps` (`capacity.memories`), a write past the tenant's or the whole store's
+    cap is refused. Those totals are held in memory, counted once at open from
+    `memory_usage`, and changed only on the database thread."""
+
+    def __init__(
+        self,
+        database: SQLiteDatabase,
+        clock: Callable[[], float] = time.time,
+        caps: StoreLimits | None = None,
+    ) -> None:
         self._db = database
         self._clock = clock
+        self._caps = caps
+        self._tenant_totals: dict[str, tuple[int, int]] = {}
 
     @classmethod
-    async def open(cls, database: SQLiteDatabase) -> SQLiteMemoryStore:
-        return cls(database)
+    async def open(
+        cls, database: SQLiteDatabase, caps: StoreLimits | None = None
+    ) -> SQLiteMemoryStore:
+        store = cls(database, caps=caps)
+        await database.run(store._count_totals)
+        return store
+
+    def _count_totals(self) -> None:
+        """Every user with memories gets a `memory_usage` row (a database from before
+        the caps: counted once), then the per-tenant totals are summed from them."""
+        with _transaction(self._db.connection) as connection:
+            missing = connection.execute(
+                "SELECT DISTINCT tenant, user FROM memories m WHERE NOT EXISTS "
+                "(SELECT 1 FROM memory_usage u WHERE u.tenant = m.tenant AND u.user = m.user)"
+            ).fetchall()
+            for tenant, user in missing:
+                _set_usage(connection, tenant, user, _usage(connection, tenant, user))
+            rows = connection.execute(
+                "SELECT tenant, SUM(count), SUM(bytes) FROM memory_usage GROUP BY tenant"
+            ).fetchall()
+        self._tenant_totals = {str(t): (int(c), int(b)) for t, c, b in rows if int(c) > 0}
+
+    def _all_totals(self) -> tuple[int, int]:
+        return (
+            sum(count for count, _ in self._tenant_totals.values()),
+            sum(size for _, size in self._tenant_totals.values()),
+        )
+
+    def _change_totals(self, tenant: str, count: int, size_bytes: int) -> None:
+        old_count, old_bytes = self._tenant_totals.get(tenant, (0, 0))
+        if old_count + count <= 0:
+            self._tenant_totals.pop(tenant, None)
+        else:
+            self._tenant_totals[tenant] = (old_count + count, max(0, old_bytes + size_bytes))
 
     async def add(
         self,
@@ -231,6 +275,7 @@ class SQLiteMemoryStore:
                 for (tenant, user), owned in by_owner.items():
                     usages[tenant, user] = _usage(connection, tenant, user)
                     check_quota(quota, usages[tenant, user], totals(owned))
+                self._check_caps(records)
                 connection.executemany(
                     "INSERT INTO memories "
                     "(id, tenant, user, namespace, created_at, record, vector) "
@@ -242,8 +287,25 @@ class SQLiteMemoryStore:
                     added = sum(record.size_bytes for record in owned)
                     _set_usage(connection, tenant, user, (count + len(owned), used + added))
                     _bump_version(connection, tenant, user)
+            # Committed: only now do the totals move.
+            for record in records:
+                self._change_totals(record.tenant, 1, record.size_bytes)
 
         await self._db.run(_add)
+
+    def _check_caps(self, records: Sequence[MemoryRecord]) -> None:
+        if self._caps is None:
+            return
+        adding_by_tenant: dict[str, tuple[int, int]] = {}
+        for record in records:
+            count, size = adding_by_tenant.get(record.tenant, (0, 0))
+            adding_by_tenant[record.tenant] = (count + 1, size + record.size_bytes)
+        all_used = self._all_totals()
+        adding_all = totals(records)
+        for tenant, adding in adding_by_tenant.items():
+            tenant_used = self._tenant_totals.get(tenant, (0, 0))
+            check_store_caps(self._caps, tenant_used, all_used, adding)
+        check_store_caps(self._caps, (0, 0), all_used, adding_all)
 
     async def recorded_answer(self, tenant: str, user: str, key: str) -> RecordedAnswer | None:
         now = self._clock()
@@ -280,7 +342,8 @@ class SQLiteMemoryStore:
                 size = MemoryRecord.from_storage(orjson.loads(row[1])).size_bytes
                 _set_usage(connection, tenant, user, (max(count - 1, 0), max(used - size, 0)))
                 _bump_version(connection, tenant, user)
-                return True
+            self._change_totals(tenant, -1, -size)
+            return True
 
         return await self._db.run(_delete)
 
@@ -556,9 +619,11 @@ async def open_embedded_memory(
     data_dir: Path,
     session_limits: StoreLimits | None = None,
     ledger: CapacityLedger | None = None,
+    memory_caps: StoreLimits | None = None,
 ) -> tuple[SQLiteMemoryStore, SQLiteSessionStore, SQLiteDatabase]:
+    """`memory_caps`: `capacity.memories` (None: only the policy's per-user caps)."""
     database = SQLiteDatabase(data_dir / "memory.sqlite3")
     await database.open(MEMORY_SCHEMA, SESSION_MIGRATIONS, SESSION_INDEXES)
     sessions = SQLiteSessionStore(database, limits=session_limits, ledger=ledger)
     await sessions.enforce_limits()
-    return SQLiteMemoryStore(database), sessions, database
+    return await SQLiteMemoryStore.open(database, memory_caps), sessions, database

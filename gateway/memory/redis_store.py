@@ -10,6 +10,9 @@ Keys (under the backend's prefix, parts escaped by `RedisBackend.key`):
   replicas know when their prepared copy of a user's memories is out of date;
 - `memory-usage:<tenant>:<user>`: a hash of the user's totals (`count`, `bytes`) for the
   caps, kept in the same transaction as every add and delete;
+- `memory-usage-tenant:<tenant>` and `memory-usage-all`: the same totals per tenant and
+  for the whole store, for `capacity.memories` (counted once from the memories when
+  missing: a store from before these caps);
 - `memory-idempotency:<tenant>:<user>:<key>`: what a write with that `Idempotency-Key`
   answered (`fingerprint`, `answer`), expired by Redis;
 - `session:<tenant>:<user>:<session>`: the session's knowledge items (JSON), expired
@@ -34,7 +37,9 @@ from redis.asyncio.client import Pipeline
 from redis.exceptions import WatchError
 from redis.typing import EncodableT, FieldT
 
+from gateway.cache.limits import StoreLimits
 from gateway.cache.redis_backend import RedisBackend
+from gateway.cache.redis_capacity import RedisCapacity
 from gateway.cache.redis_connection import StoreUnavailable
 from gateway.memory.embedded_store import (
     session_items_from_json,
@@ -51,6 +56,7 @@ from gateway.memory.store import (
     SessionItem,
     UserQuota,
     check_quota,
+    check_store_caps,
     one_owner,
     totals,
 )
@@ -79,6 +85,20 @@ if redis.call('PTTL', KEYS[2]) < ttl then
 end
 return 0
 """
+# The same, with the session's accounting and LRU eviction past `capacity.sessions`
+# (see gateway/cache/redis_capacity.py): ARGV[10] items, [11] TTL (ms), [12] session id,
+# [13] now (ms).
+_SAVE_CAPPED_SESSION = """
+redis.call('SET', KEYS[1], ARGV[10], 'PX', ARGV[11])
+local now = tonumber(ARGV[13])
+local ttl = tonumber(ARGV[11])
+redis.call('ZADD', KEYS[2], now + ttl, ARGV[12])
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
+if redis.call('PTTL', KEYS[2]) < ttl then
+  redis.call('PEXPIRE', KEYS[2], ttl)
+end
+return account(KEYS[1])
+"""
 # Replace a session's items only if nobody wrote it since it was read; keep its TTL.
 _REPLACE_SESSION = """
 if redis.call('GET', KEYS[1]) == ARGV[1] then
@@ -98,18 +118,30 @@ end
 redis.call('SREM', KEYS[2], ARGV[1])
 redis.call('ZREM', KEYS[3], ARGV[1])
 redis.call('INCR', KEYS[4])
-if redis.call('EXISTS', KEYS[5]) == 1 then
-  redis.call('HINCRBY', KEYS[5], 'count', -1)
-  redis.call('HINCRBY', KEYS[5], 'bytes', -tonumber(ARGV[2]))
+for i = 5, #KEYS do
+  if redis.call('EXISTS', KEYS[i]) == 1 then
+    redis.call('HINCRBY', KEYS[i], 'count', -1)
+    redis.call('HINCRBY', KEYS[i], 'bytes', -tonumber(ARGV[2]))
+  end
 end
 return 1
 """
 
 
 class RedisMemoryStore:
-    def __init__(self, backend: RedisBackend) -> None:
+    """With `caps` (`capacity.memories`), a write past the tenant's or the whole store's
+    cap is refused, checked under the same WATCH as the user's caps."""
+
+    def __init__(self, backend: RedisBackend, caps: StoreLimits | None = None) -> None:
         self._backend = backend
         self._connection = backend.connection
+        self._caps = caps
+
+    def _tenant_usage_key(self, tenant: str) -> str:
+        return self._backend.key("memory-usage-tenant", tenant)
+
+    def _all_usage_key(self) -> str:
+        return self._backend.key("memory-usage-all")
 
     def _item_key(self, tenant: str, memory_id: str) -> str:
         return self._backend.key("memory", tenant, memory_id)
@@ -150,6 +182,12 @@ class RedisMemoryStore:
         )
         watched = [self._usage_key(*owner) for owner in by_owner]
         watched += [self._user_key(*owner) for owner in by_owner]
+        tenants = sorted({tenant for tenant, _ in by_owner})
+        if self._caps is not None:
+            # Counted before the transaction when missing (once per store).
+            await self._connection.run(lambda client: self._ensure_totals(client, tenants))
+            watched += [self._tenant_usage_key(tenant) for tenant in tenants]
+            watched.append(self._all_usage_key())
         if idempotency_key is not None:
             watched.append(idempotency_key)
 
@@ -174,7 +212,12 @@ class RedisMemoryStore:
                         for owner, owned in by_owner.items():
                             usages[owner] = await self._usage(client, pipe, *owner)
                             check_quota(quota, usages[owner], totals(owned))
+                        store_totals = await self._check_caps(pipe, tenants, records)
                         pipe.multi()  # type: ignore[no-untyped-call]
+                        for total_key, (total_count, total_bytes) in store_totals.items():
+                            pipe.hset(
+                                total_key, mapping={"count": total_count, "bytes": total_bytes}
+                            )
                         self._queue_add(pipe, records)
                         for owner, owned in by_owner.items():
                             count, used = usages[owner]
@@ -202,6 +245,62 @@ class RedisMemoryStore:
             raise StoreUnavailable("memory write kept conflicting with concurrent writes")
 
         await self._connection.run(_add)
+
+    async def _check_caps(
+        self, pipe: Pipeline, tenants: Sequence[str], records: Sequence[MemoryRecord]
+    ) -> dict[str, tuple[int, int]]:
+        """Raise `QuotaExceeded` past a `capacity.memories` cap; otherwise the tenant
+        and store totals after this write, by key."""
+        if self._caps is None:
+            return {}
+        after: dict[str, tuple[int, int]] = {}
+        all_key = self._all_usage_key()
+        all_used = _pair(await pipe.hmget(all_key, ["count", "bytes"]))
+        adding_all = totals(records)
+        for tenant in tenants:
+            key = self._tenant_usage_key(tenant)
+            tenant_used = _pair(await pipe.hmget(key, ["count", "bytes"]))
+            adding = totals([record for record in records if record.tenant == tenant])
+            check_store_caps(self._caps, tenant_used, all_used, adding)
+            after[key] = (tenant_used[0] + adding[0], tenant_used[1] + adding[1])
+        check_store_caps(self._caps, (0, 0), all_used, adding_all)
+        after[all_key] = (all_used[0] + adding_all[0], all_used[1] + adding_all[1])
+        return after
+
+    async def _ensure_totals(self, client: Redis, tenants: Sequence[str]) -> None:
+        """Count the tenant and store totals from the memories where they are missing
+        (a store written before these caps). Racing replicas count the same thing;
+        HSETNX keeps whichever came first."""
+        all_key = self._all_usage_key()
+        missing = [t for t in tenants if not await client.exists(self._tenant_usage_key(t))]
+        for tenant in missing:
+            count, size = await self._count_tenant(client, tenant)
+            await client.hsetnx(self._tenant_usage_key(tenant), "count", count)
+            await client.hsetnx(self._tenant_usage_key(tenant), "bytes", size)
+        if await client.exists(all_key):
+            return
+        count = size = 0
+        prefix = self._backend.key("memory-tenant", "x")[: -len("x")]
+        async for raw_key in client.scan_iter(match=f"{prefix}*", count=500):
+            escaped = _text(raw_key)[len(prefix) :]
+            tenant = escaped.replace("%3A", ":").replace("%25", "%")
+            tenant_count, tenant_bytes = await self._count_tenant(client, tenant)
+            count += tenant_count
+            size += tenant_bytes
+        await client.hsetnx(all_key, "count", count)
+        await client.hsetnx(all_key, "bytes", size)
+
+    async def _count_tenant(self, client: Redis, tenant: str) -> tuple[int, int]:
+        raw_ids = await client.zrange(self._tenant_key(tenant), 0, -1)
+        count = size = 0
+        async with client.pipeline(transaction=False) as reader:
+            for raw in raw_ids:
+                reader.hget(self._item_key(tenant, _text(raw)), "record")
+            for raw_record in await reader.execute():
+                if raw_record is not None:
+                    count += 1
+                    size += MemoryRecord.from_storage(orjson.loads(raw_record)).size_bytes
+        return count, size
 
     def _queue_add(self, pipe: Pipeline, records: Sequence[MemoryRecord]) -> None:
         for record in records:
@@ -280,6 +379,8 @@ class RedisMemoryStore:
             self._tenant_key(tenant),
             self._version_key(tenant, record.user),
             self._usage_key(tenant, record.user),
+            self._tenant_usage_key(tenant),
+            self._all_usage_key(),
         ]
 
         async def _delete(client: Redis) -> int:
@@ -368,9 +469,14 @@ class RedisMemoryStore:
 
 
 class RedisSessionStore:
-    def __init__(self, backend: RedisBackend) -> None:
+    """Sessions past `capacity` are evicted least recently written first, as in the
+    embedded store (a load does not count as a use)."""
+
+    def __init__(self, backend: RedisBackend, capacity: RedisCapacity | None = None) -> None:
         self._backend = backend
         self._connection = backend.connection
+        self._capacity = capacity
+        self._save_capped = None if capacity is None else capacity.register(_SAVE_CAPPED_SESSION)
 
     def _key(self, tenant: str, user: str, session: str) -> str:
         return self._backend.key("session", tenant, user, session)
@@ -390,12 +496,27 @@ class RedisSessionStore:
         payload = session_items_to_json(items)
         ttl_ms = int(ttl_seconds * 1000)
         now_ms = int(time.time() * 1000)
+        if self._capacity is not None and self._save_capped is not None:
+            # Counted as the embedded store counts: the items and the row's names.
+            size_bytes = len(payload) + len(user.encode()) + len(session.encode())
+            args = [*self._capacity.write_args(tenant, size_bytes), payload, ttl_ms, session]
+            args.append(now_ms)
+            capped = self._save_capped
+            reply = await self._connection.run(
+                lambda client: capped(keys=keys, args=args, client=client)
+            )
+            self._capacity.settle(reply)
+            return
 
         async def _save(client: Redis) -> None:
             script = client.register_script(_SAVE_SESSION)
             await script(keys=keys, args=[payload, ttl_ms, session, now_ms])
 
         await self._connection.run(_save)
+
+    async def sweep_expired(self) -> int:
+        """Drop the bookkeeping of sessions Redis expired or evicted itself."""
+        return 0 if self._capacity is None else await self._capacity.sweep()
 
     async def forget(self, tenant: str, user: str, memory_ids: Sequence[str]) -> None:
         ids = set(memory_ids)
@@ -442,6 +563,11 @@ def _record(row: list[Any]) -> MemoryRecord | None:
     value["access_count"] = int(access_count or 0)
     value["last_access_at"] = float(last_access_at) if last_access_at else None
     return MemoryRecord.from_storage(value, vector_from_bytes(raw_vector))
+
+
+def _pair(values: Sequence[Any]) -> tuple[int, int]:
+    count, size = values
+    return int(count or 0), int(size or 0)
 
 
 def _bytes(raw: Any) -> bytes:

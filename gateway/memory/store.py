@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
+from gateway.cache.limits import StoreLimits
 from gateway.memory.records import MemoryRecord, MemoryScope
 
 
@@ -55,15 +56,27 @@ class RecordedAnswer:
     answer: bytes
 
 
-class QuotaExceeded(Exception):
-    """The write would take the user past a cap; nothing was stored."""
+QuotaScope = Literal["user", "tenant", "all"]
 
-    def __init__(self, limit: Literal["count", "bytes"], used: int, adding: int, cap: int) -> None:
-        super().__init__(f"{limit} cap {cap} reached")
+
+class QuotaExceeded(Exception):
+    """The write would take the user (or the tenant, or the whole store) past a cap;
+    nothing was stored."""
+
+    def __init__(
+        self,
+        limit: Literal["count", "bytes"],
+        used: int,
+        adding: int,
+        cap: int,
+        scope: QuotaScope = "user",
+    ) -> None:
+        super().__init__(f"{scope} {limit} cap {cap} reached")
         self.limit = limit
         self.used = used
         self.adding = adding
         self.cap = cap
+        self.scope = scope
 
 
 class AlreadyWritten(Exception):
@@ -93,6 +106,32 @@ def check_quota(quota: UserQuota | None, used: tuple[int, int], adding: tuple[in
         raise QuotaExceeded("count", used[0], adding[0], quota.max_memories)
     if used[1] + adding[1] > quota.max_bytes:
         raise QuotaExceeded("bytes", used[1], adding[1], quota.max_bytes)
+
+
+def check_store_caps(
+    caps: StoreLimits | None,
+    tenant_used: tuple[int, int],
+    all_used: tuple[int, int],
+    adding: tuple[int, int],
+) -> None:
+    """Raise `QuotaExceeded` if adding (memories, bytes) passes the tenant's or the
+    store's `capacity.memories` cap: memories are refused there, never evicted."""
+    if caps is None:
+        return
+    if caps.max_entries_per_tenant is not None and (
+        tenant_used[0] + adding[0] > caps.max_entries_per_tenant
+    ):
+        raise QuotaExceeded(
+            "count", tenant_used[0], adding[0], caps.max_entries_per_tenant, "tenant"
+        )
+    if caps.max_bytes_per_tenant is not None and (
+        tenant_used[1] + adding[1] > caps.max_bytes_per_tenant
+    ):
+        raise QuotaExceeded("bytes", tenant_used[1], adding[1], caps.max_bytes_per_tenant, "tenant")
+    if all_used[0] + adding[0] > caps.max_entries:
+        raise QuotaExceeded("count", all_used[0], adding[0], caps.max_entries, "all")
+    if all_used[1] + adding[1] > caps.max_bytes:
+        raise QuotaExceeded("bytes", all_used[1], adding[1], caps.max_bytes, "all")
 
 
 class MemoryStore(Protocol):

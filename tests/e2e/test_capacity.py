@@ -70,7 +70,7 @@ def _eventually(check: Any, seconds: float = 20.0) -> Any:
         time.sleep(0.1)
 
 
-@pytest.mark.parametrize("storage_backend", ["embedded"])
+@pytest.mark.parametrize("storage_backend", ["embedded", "redis"])
 def test_capped_caches_evict_the_least_recently_used_and_report_it(
     start_gateway: GatewayFactory, upstream: FakeUpstream
 ) -> None:
@@ -102,7 +102,7 @@ def test_capped_caches_evict_the_least_recently_used_and_report_it(
     assert _metric(metrics, "gateway_cache_bytes", store="exact") > 0
 
 
-@pytest.mark.parametrize("storage_backend", ["embedded"])
+@pytest.mark.parametrize("storage_backend", ["embedded", "redis"])
 def test_a_semantic_hit_keeps_its_entry_in_the_capped_index(
     start_gateway: GatewayFactory, tmp_path: Path
 ) -> None:
@@ -122,7 +122,7 @@ def test_a_semantic_hit_keeps_its_entry_in_the_capped_index(
     assert _ask(gateway, second)[0] == "miss"
 
 
-@pytest.mark.parametrize("storage_backend", ["embedded"])
+@pytest.mark.parametrize("storage_backend", ["embedded", "redis"])
 def test_a_flooding_tenant_cannot_evict_another_tenants_entries(
     start_gateway: GatewayFactory,
 ) -> None:
@@ -242,9 +242,11 @@ def test_redis_under_maxmemory_eviction_keeps_answering_correctly(
         answered[prompt] = _ask(gateway, prompt)[2]
     assert int(client.info("stats")["evicted_keys"]) > 0
     # Every cache key can be evicted by a volatile policy: each carries a TTL (PTTL -1:
-    # none; -2: gone meanwhile). Memory keys carry none on purpose.
+    # none; -2: gone meanwhile). Memory keys and the caps' books carry none on purpose.
     keys = [key.decode() for key in client.scan_iter(match=f"{prefix}:*", count=1000)]
-    cache_keys = [key for key in keys if not key.startswith(f"{prefix}:memory")]
+    cache_keys = [
+        key for key in keys if not key.startswith((f"{prefix}:memory", f"{prefix}:capacity:"))
+    ]
     assert any(key.startswith(f"{prefix}:exact:") for key in cache_keys)
     assert [key for key in cache_keys if client.pttl(key) == -1] == []
     # Evicted entries are misses, surviving ones serve their own answer; nothing fails.
@@ -266,3 +268,184 @@ def test_redis_under_maxmemory_eviction_keeps_answering_correctly(
     assert [item["content"] for item in listed.json()["data"]] == [
         "The customer's preferred airline is KLM."
     ]
+
+
+def _redis_client(gateway: RunningGateway) -> redis.Redis:
+    assert gateway.config.storage.redis_url is not None
+    return redis.Redis.from_url(gateway.config.storage.redis_url)
+
+
+def _exact_keys(gateway: RunningGateway) -> list[bytes]:
+    prefix = gateway.config.storage.redis_prefix
+    return list(_redis_client(gateway).scan_iter(match=f"{prefix}:exact:*", count=1000))
+
+
+@pytest.mark.parametrize("storage_backend", ["redis"])
+def test_replicas_sharing_redis_keep_one_cap(start_gateway: GatewayFactory) -> None:
+    capacity = {"exact_cache": {"max_entries": 3}, "semantic_index": {"max_entries": 3}}
+    # Same test, same key prefix: two replicas of one deployment.
+    first, second = start_gateway(capacity=capacity), start_gateway(capacity=capacity)
+    prompts = [unique_prompt(question) for question in QUESTIONS]
+    for index, prompt in enumerate(prompts):
+        assert _ask(first if index % 2 else second, prompt)[0] == "miss"
+    assert len(_exact_keys(first)) == 3
+    prefix = first.config.storage.redis_prefix
+    semantic = list(_redis_client(first).scan_iter(match=f"{prefix}:semantic:*", count=1000))
+    assert len(semantic) == 3
+    # The newest three are held, whichever replica wrote them.
+    assert [_ask(first, prompt)[0] for prompt in prompts[3:]] == ["exact"] * 3
+    assert _ask(second, prompts[0])[0] == "miss"
+    evicted = sum(
+        _admin(gateway, "/admin/stats").json()["capacity"]["stores"]["exact"]["evictions"][
+            "capacity"
+        ]
+        for gateway in (first, second)
+    )
+    assert evicted == 4  # prompts 0-2, then prompt 3 for prompt 0's new entry
+
+
+@pytest.mark.parametrize("storage_backend", ["redis"])
+def test_entries_redis_dropped_itself_are_not_counted_against_the_cap(
+    start_gateway: GatewayFactory,
+) -> None:
+    gateway = start_gateway(capacity={"exact_cache": {"max_entries": 3}})
+    prompts = [unique_prompt(question) for question in QUESTIONS[:4]]
+    for prompt in prompts[:3]:
+        assert _ask(gateway, prompt)[0] == "miss"
+    # As `maxmemory` eviction would: the oldest entry vanishes behind the gateway's back.
+    client = _redis_client(gateway)
+    prefix = gateway.config.storage.redis_prefix
+    (oldest,) = client.zrange(f"{prefix}:capacity:exact:lru", 0, 0)
+    assert client.delete(oldest) == 1
+    assert _ask(gateway, prompts[3])[0] == "miss"
+    # Its place was free: nothing live was evicted to make room.
+    assert [_ask(gateway, prompt)[0] for prompt in prompts[1:]] == ["exact"] * 3
+    stores = _admin(gateway, "/admin/stats").json()["capacity"]["stores"]
+    assert stores["exact"]["entries"] == 3
+    assert stores["exact"]["evictions"]["capacity"] == 0
+    assert stores["exact"]["evictions"]["expired"] == 1
+
+
+@pytest.mark.parametrize("storage_backend", ["redis"])
+def test_the_sweep_drops_the_books_of_entries_redis_expired(
+    start_gateway: GatewayFactory, tmp_path: Path
+) -> None:
+    gateway, _ = gateway_with_policies(
+        start_gateway,
+        tmp_path,
+        {"default.yaml": "exact_cache: {ttl_seconds: 1}\nsemantic_cache: {ttl_seconds: 1}\n"},
+        capacity={"sweep_interval_seconds": 0.2},
+    )
+    for question in QUESTIONS[:3]:
+        _ask(gateway, unique_prompt(question))
+    stores = _admin(gateway, "/admin/stats").json()["capacity"]["stores"]
+    assert (stores["exact"]["entries"], stores["semantic"]["entries"]) == (3, 3)
+
+    def swept() -> dict[str, Any] | None:
+        now = _admin(gateway, "/admin/stats").json()["capacity"]["stores"]
+        return now if now["exact"]["entries"] == now["semantic"]["entries"] == 0 else None
+
+    stores = _eventually(swept)
+    assert stores["exact"]["evictions"]["expired"] == 3
+    prefix = gateway.config.storage.redis_prefix
+    client = _redis_client(gateway)
+    assert client.zcard(f"{prefix}:capacity:exact:lru") == 0
+    assert client.hlen(f"{prefix}:capacity:exact:meta") == 0
+
+
+def _memory_turn(gateway: RunningGateway, tenant: str, user: str, session: str) -> None:
+    client_for(gateway, tenant).chat.completions.create(
+        model="fake-model",
+        messages=[{"role": "user", "content": unique_prompt("When does the release train leave?")}],
+        extra_headers={"x-gateway-user": user, "x-gateway-session": session},
+    )
+
+
+def _memories(gateway: RunningGateway, tenant: str, body: dict[str, Any]) -> httpx.Response:
+    return httpx.post(
+        f"{gateway.base_url}/memories",
+        headers={"authorization": f"Bearer {TENANT_KEYS[tenant]}"},
+        json=body,
+        timeout=30,
+    )
+
+
+@pytest.mark.parametrize("storage_backend", ["embedded", "redis"])
+def test_sessions_are_capped_per_tenant(
+    start_gateway: GatewayFactory, tmp_path: Path, storage_backend: str
+) -> None:
+    # Every retrieved item is admitted, so each turn writes its session.
+    gateway, _ = gateway_with_policies(
+        start_gateway,
+        tmp_path,
+        {"default.yaml": "memory:\n  session:\n    admit_min_score: 0.0\n"},
+        capacity={"sessions": {"max_entries": 10, "max_entries_per_tenant": 2}},
+    )
+    fact = {"content": "The release train leaves on Thursdays."}
+    for tenant in ("acme", "globex"):
+        assert _memories(gateway, tenant, {"user": "ops", **fact}).status_code == 201
+    _memory_turn(gateway, "globex", "ops", "quiet")
+    for index in range(5):
+        _memory_turn(gateway, "acme", "ops", f"flood-{index}")
+    stores = _admin(gateway, "/admin/stats").json()["capacity"]["stores"]
+    assert stores["sessions"]["entries"] == 3
+    assert stores["sessions"]["evictions"]["tenant_capacity"] == 3
+    if storage_backend == "redis":
+        prefix = gateway.config.storage.redis_prefix
+        held = {
+            key.decode()
+            for key in _redis_client(gateway).scan_iter(match=f"{prefix}:session:*", count=1000)
+        }
+        assert held == {
+            f"{prefix}:session:globex:ops:quiet",
+            f"{prefix}:session:acme:ops:flood-3",
+            f"{prefix}:session:acme:ops:flood-4",
+        }
+
+
+@pytest.mark.parametrize("storage_backend", ["embedded", "redis"])
+def test_memory_caps_per_tenant_and_overall_refuse_with_409(
+    start_gateway: GatewayFactory,
+) -> None:
+    gateway = start_gateway(capacity={"memories": {"max_entries": 5, "max_entries_per_tenant": 3}})
+    batch = {"user": "alice", "items": [{"content": f"Fact number {i}."} for i in range(3)]}
+    created = _memories(gateway, "acme", batch)
+    assert created.status_code == 201, created.text
+    # Another user of the same tenant: the tenant's cap, not the user's.
+    refused = _memories(gateway, "acme", {"user": "bob", "content": "One more."})
+    assert refused.status_code == 409, refused.text
+    error = refused.json()["error"]
+    assert error["code"] == "memory_limit_reached"
+    assert "capacity.memories.max_entries_per_tenant" in error["message"]
+    assert _memories(gateway, "globex", {"user": "carol", "content": "One."}).status_code == 201
+    assert _memories(gateway, "globex", {"user": "carol", "content": "Two."}).status_code == 201
+    # Five in the store: the overall cap refuses a tenant still under its own.
+    refused = _memories(gateway, "globex", {"user": "dave", "content": "Three."})
+    assert refused.status_code == 409, refused.text
+    assert "(capacity.memories.max_entries)" in refused.json()["error"]["message"]
+    # Nothing was evicted; a delete makes room again.
+    listed = httpx.get(
+        f"{gateway.base_url}/memories",
+        headers={"authorization": f"Bearer {TENANT_KEYS['acme']}"},
+        params={"user": "alice"},
+        timeout=10,
+    ).json()["data"]
+    assert len(listed) == 3
+    deleted = httpx.delete(
+        f"{gateway.base_url}/memories/{listed[0]['id']}",
+        headers={"authorization": f"Bearer {TENANT_KEYS['acme']}"},
+        params={"user": "alice"},
+        timeout=10,
+    )
+    assert deleted.status_code == 200, deleted.text
+    assert _memories(gateway, "globex", {"user": "dave", "content": "Three."}).status_code == 201
+
+
+@pytest.mark.parametrize("storage_backend", ["embedded", "redis"])
+def test_memory_byte_cap_per_tenant_refuses_with_409(start_gateway: GatewayFactory) -> None:
+    gateway = start_gateway(capacity={"memories": {"max_bytes_per_tenant": 2048}})
+    assert _memories(gateway, "acme", {"user": "a", "content": "word " * 300}).status_code == 201
+    refused = _memories(gateway, "acme", {"user": "b", "content": "word " * 200})
+    assert refused.status_code == 409, refused.text
+    assert "capacity.memories.max_bytes_per_tenant" in refused.json()["error"]["message"]
+    assert _memories(gateway, "globex", {"user": "b", "content": "word " * 200}).status_code == 201
