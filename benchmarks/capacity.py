@@ -5,6 +5,8 @@ the caps of `capacity:` set: both must go flat once the caps are reached.
         --exact-cap 20000 --semantic-cap 20000 --session-cap 5000
     python benchmarks/capacity.py --prompts 30000 --uncapped       # the growth without caps
     python benchmarks/capacity.py --only-policies                   # LRU / LFU / FIFO hit rates
+    python benchmarks/capacity.py --backend redis --prompts 30000 --exact-cap 5000 \
+        --semantic-cap 5000 --session-cap 1000 --skip-policies   # Redis used_memory
 
 Writes go through the stores the gateway opens (`gateway.storage.open_storage`, the same
 `capacity` settings) the way a cacheable miss writes them: one exact-cache entry, one
@@ -20,6 +22,11 @@ not exercised here; the caps below hold without it.)
 Every `--report-every` prompts it prints the process RSS (VmRSS), the data directory's
 size on disk (SQLite files with their WAL), the entries held and the evictions so far,
 and the mean time per write (exact put + semantic add) over that step.
+
+With `--backend redis` the same writes go to a Redis started for the run (the test
+harness's `RedisServer`: Redis 8 with RediSearch), and the disk column is Redis's
+`used_memory` (INFO memory): the caps are kept in Redis by the write scripts, so it
+must go flat too. Redis runs in its own process, so the RSS column is the benchmark's.
 
 `--only-policies` (and the end of every run) compares eviction policies on a skewed
 workload: a Zipf(s) trace over a key space 10x the cache; the real capped exact cache
@@ -95,14 +102,31 @@ def capacity_settings(args: argparse.Namespace) -> CapacitySettings:
     )
 
 
-async def fill(args: argparse.Namespace, data_dir: Path) -> None:
+async def fill(args: argparse.Namespace, data_dir: Path, redis_url: str | None = None) -> None:
     capacity = capacity_settings(args)
-    storage = await open_storage(
-        StorageSettings(backend="embedded", path=data_dir), "bench", DIMENSIONS, capacity
-    )
+    if redis_url is None:
+        settings = StorageSettings(backend="embedded", path=data_dir)
+    else:
+        settings = StorageSettings(
+            backend="redis", redis_url=redis_url, redis_prefix="bench", path=data_dir
+        )
+    storage = await open_storage(settings, "bench", DIMENSIONS, capacity)
+    size_column = "disk MiB" if redis_url is None else "redis MiB"
+
+    async def held_bytes() -> int:
+        if redis_url is None:
+            return disk_bytes(data_dir)
+        import redis.asyncio
+
+        client = redis.asyncio.Redis.from_url(redis_url)
+        try:
+            return int((await client.info("memory"))["used_memory"])
+        finally:
+            await client.aclose()
+
     rng = np.random.default_rng(7)
     print(
-        f"{'prompts':>8} {'RSS MiB':>8} {'disk MiB':>8} {'exact':>7} {'semantic':>8} "
+        f"{'prompts':>8} {'RSS MiB':>8} {size_column:>9} {'exact':>7} {'semantic':>8} "
         f"{'sessions':>8} {'evicted':>8} {'us/write':>8}"
     )
     started = time.perf_counter()
@@ -149,7 +173,7 @@ async def fill(args: argparse.Namespace, data_dir: Path) -> None:
                 evicted = sum(storage.ledger.evictions().values())
                 per_write_us = (time.perf_counter() - step_started) / args.report_every * 1e6
                 print(
-                    f"{index:8d} {_mib(rss_bytes())} {_mib(disk_bytes(data_dir))} "
+                    f"{index:8d} {_mib(rss_bytes())} {_mib(await held_bytes())} "
                     f"{usage['exact'].entries:7d} {usage['semantic'].entries:8d} "
                     f"{usage['sessions'].entries:8d} {evicted:8d} {per_write_us:8.0f}",
                     flush=True,
@@ -266,14 +290,24 @@ def main() -> int:
     parser.add_argument("--policy-cache", type=int, default=1_000)
     parser.add_argument("--policy-requests", type=int, default=50_000)
     parser.add_argument("--data-dir", type=Path, default=None, help="default: a temporary one")
+    parser.add_argument("--backend", choices=("embedded", "redis"), default="embedded")
     args = parser.parse_args()
     print(
         f"python {platform.python_version()}, {os.cpu_count()} cpus, "
         f"{'uncapped' if args.uncapped else 'capped'}: exact {args.exact_cap}, "
         f"semantic {args.semantic_cap}, sessions {args.session_cap}; "
-        f"{args.prompts} prompts over {args.namespaces} namespaces"
+        f"{args.prompts} prompts over {args.namespaces} namespaces, {args.backend}"
     )
-    if not args.only_policies:
+    if not args.only_policies and args.backend == "redis":
+        from gateway.devtools.redis_server import RedisServer
+
+        with tempfile.TemporaryDirectory(prefix="capacity-redis-") as directory:
+            server = RedisServer(log_path=Path(directory) / "redis.log").start()
+            try:
+                asyncio.run(fill(args, Path(directory), server.url))
+            finally:
+                server.stop()
+    elif not args.only_policies:
         if args.data_dir is not None:
             args.data_dir.mkdir(parents=True, exist_ok=True)
             asyncio.run(fill(args, args.data_dir))

@@ -56,7 +56,8 @@ class CapacityLedger:
 
 def capacity_snapshot(ledger: CapacityLedger, settings: CapacitySettings) -> dict[str, Any]:
     """`/admin/stats`' `capacity`: per store, what it holds, its caps and what it evicted
-    (stores the backend does not cap itself, as with Redis, report no usage)."""
+    (on Redis: the shared totals as of this process's last write or sweep, and this
+    process's evictions; a store nothing was written to yet reports no usage)."""
     limits: dict[str, StoreLimits] = {
         "exact": settings.exact_cache,
         "semantic": settings.semantic_index,
@@ -77,6 +78,8 @@ def capacity_snapshot(ledger: CapacityLedger, settings: CapacitySettings) -> dic
         }
     return {
         "stores": stores,
+        # Refused past, never evicted: no usage or evictions to report here.
+        "memory_limits": settings.memories.model_dump(),
         "max_namespaces_per_tenant": settings.max_namespaces_per_tenant,
         "sweep_interval_seconds": settings.sweep_interval_seconds,
     }
