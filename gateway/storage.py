@@ -7,6 +7,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+from gateway.adaptive.store import AdaptiveCounterStore, SQLiteAdaptiveStore
 from gateway.cache.embedded import SQLiteExactCache
 from gateway.cache.eviction import CapacityLedger
 from gateway.cache.limits import CapacitySettings
@@ -32,6 +33,8 @@ class Storage:
     sweep: Callable[[], Awaitable[int]]
     # Entries, bytes and evictions of the capped stores (embedded; Redis evicts itself).
     ledger: CapacityLedger
+    # The adaptive operating point's counters (embedded: SQLite; Redis: shared).
+    adaptive: AdaptiveCounterStore
 
 
 async def _nothing_to_sweep() -> int:
@@ -56,12 +59,14 @@ async def open_storage(
     memories, sessions, memory_db = await open_embedded_memory(
         settings.path, capacity.sessions, ledger
     )
+    adaptive = await SQLiteAdaptiveStore.open(settings.path)
 
     async def describe() -> dict[str, Any]:
         available = await exact.ping() and await vectors.ping() and await memory_db.ping()
         return {"backend": "embedded", "available": available}
 
     async def close() -> None:
+        await adaptive.close()
         await memory_db.close()
         await vectors.close()
         await exact.close()
@@ -84,10 +89,12 @@ async def open_storage(
         close,
         sweep,
         ledger,
+        adaptive,
     )
 
 
 async def _open_redis(settings: StorageSettings, index_name: str, dimensions: int) -> Storage:
+    from gateway.adaptive.store import RedisAdaptiveStore
     from gateway.cache.redis_backend import RedisBackend
     from gateway.memory.redis_store import RedisMemoryStore, RedisSessionStore
 
@@ -116,4 +123,5 @@ async def _open_redis(settings: StorageSettings, index_name: str, dimensions: in
         backend.close,
         _nothing_to_sweep,
         CapacityLedger(),
+        RedisAdaptiveStore(backend),
     )
