@@ -109,8 +109,7 @@ class AdaptiveStats:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
             self._task = None
-        await self.sync()
-        await self._store.close()
+        await self.sync()  # the storage, which owns the store, closes it afterwards
 
     async def _sync_loop(self) -> None:
         while True:
