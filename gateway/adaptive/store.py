@@ -53,6 +53,7 @@ class AdaptiveCounterStore(Protocol):
 class SQLiteAdaptiveStore:
     def __init__(self, database: SQLiteDatabase) -> None:
         self._db = database
+        self._closed = False
 
     @classmethod
     async def open(cls, data_dir: Path) -> SQLiteAdaptiveStore:
@@ -98,7 +99,9 @@ class SQLiteAdaptiveStore:
         return await self._db.run(_load)
 
     async def close(self) -> None:
-        await self._db.close()
+        if not self._closed:  # closing twice is harmless
+            self._closed = True
+            await self._db.close()
 
 
 class RedisAdaptiveStore:

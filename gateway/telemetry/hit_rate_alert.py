@@ -5,7 +5,8 @@ system-prompt version that did not follow a release, so nothing stored matches.
 Per tenant, per minute: cacheable requests (exact, semantic, miss; bypassed ones say
 nothing about the cache) and hits. The rate now is that of the last `recent_minutes`;
 the reference is the best rate of any `recent_minutes` span earlier in the window. Each
-side needs `min_requests`. Per process, like the other rolling statistics.
+side needs `min_requests`. It clears once the fall is under half the points. Per
+process, like the other rolling statistics.
 """
 
 from __future__ import annotations
@@ -82,7 +83,10 @@ class HitRateDropMonitor:
         drop = 0.0
         if recent is not None and reference is not None:
             drop = max(0.0, (reference - recent) * 100)
-        firing = settings.enabled and drop >= settings.points
+        # Once firing it stays so until the fall is under half the points: a rate
+        # hovering at the line would otherwise fire and clear with every request.
+        needed = settings.points / 2 if tenant in self._firing else settings.points
+        firing = settings.enabled and recent is not None and drop >= needed
         return HitRateDrop(tenant, firing, round(drop, 2), recent, reference)
 
     def check(self, tenant: str) -> HitRateDrop:
