@@ -23,6 +23,7 @@ from gateway.devtools.redis_server import RedisServer
 from tests.conftest import ADMIN_KEY, FakeUpstream, GatewayFactory, RunningGateway
 from tests.conftest import gateway_config_dict as base_config
 from tests.e2e.helpers import client_for
+from tests.e2e.test_dashboard import _dump_dom
 
 MODEL = "fake-meaning"
 STORED = ("How long should I boil an egg?", "How do I make a paper airplane?")
@@ -221,3 +222,21 @@ def test_two_replicas_on_one_redis_share_the_statistics(
     # And the second's verdicts add to the first's.
     assert _ask(two, PARAPHRASES[0], no_store=True)[0] == "miss"
     _wait_for(lambda: _judged(one) >= 3)
+
+
+@pytest.mark.parametrize("storage_backend", ["embedded"], indirect=False)
+def test_the_dashboard_shows_the_tenants_operating_point(
+    start_gateway: GatewayFactory, upstream: FakeUpstream, tmp_path: Path
+) -> None:
+    gateway = _start(start_gateway, upstream, tmp_path, "observe")
+    for text in STORED:
+        _ask(gateway, text)
+    for text in PARAPHRASES:
+        _ask(gateway, text, no_store=True)
+    _wait_for(lambda: _judged(gateway) >= 2)
+    dom = _dump_dom(f"{gateway.url}/dashboard#key={ADMIN_KEY}", tmp_path / "profile")
+    assert dom.body.get("data-state") == "ready", dom.source[-3000:]
+    assert dom.row_counts["adaptive"] == dom.table_rows["adaptive"] == 1
+    table = dom.source[dom.source.index('id="adaptive"') :]
+    table = table[: table.index("</table>")]
+    assert "acme" in table and "observe" in table and "local" in table
