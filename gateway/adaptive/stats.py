@@ -121,13 +121,16 @@ class AdaptiveStats:
         async with self._sync_lock:
             deltas, self._pending = self._pending, {}
             if deltas:
+                # Visible in the view while the write is under way, and after it until a
+                # read brings them back from the store.
+                self._unconfirmed.append(deltas)
                 try:
                     await self._store.add(deltas)
                 except Exception as exc:
+                    self._unconfirmed.remove(deltas)
                     _merge_into(self._pending, deltas)  # retried on the next sync
                     self._sync_failed(exc)
                     return
-                self._unconfirmed.append(deltas)
             try:
                 loaded = await self._store.load()
             except Exception as exc:

@@ -226,3 +226,26 @@ async def test_exact_repeats_measure_the_judges_miss_rate() -> None:
         await verifier.drain()
     assert stats.judge_truths("local") == {"same_missed": 5, "same_seen": 5}
     assert stats.judge_errors("local").miss_rate > before
+
+
+async def test_an_audited_false_semantic_hit_reaches_the_statistics_at_once() -> None:
+    from gateway.adaptive.serving import AdaptiveServing
+    from gateway.pipeline.audit import HitAuditor
+
+    stats = AdaptiveStats(MemoryStore())
+    auditor = HitAuditor(
+        JudgeProvider("Twelve minutes."),  # the fresh answer: not what was served
+        None,
+        random.Random(1),
+        on_semantic_verdict=AdaptiveServing(stats).audit_verdict,
+    )
+    policy = Policy.model_validate({"audit": {"sample_rate": 1.0}})
+    ctx = _ctx(policy)
+    ctx.decide(Layer.SEMANTIC)
+    ctx.similarity = 0.93
+    assert auditor.maybe_audit(ctx, _completion("Nine minutes."))
+    await auditor.drain()
+    tallies = stats.view(Scope("acme", language="en")).tallies
+    assert tallies["audit_verdicts"] == 1 and tallies["audit_false"] == 1
+    buckets = stats.view(Scope("acme")).buckets
+    assert buckets.total_judged() == 1 and sum(buckets.judged_same) == 0

@@ -88,3 +88,21 @@ async def test_a_language_decides_on_its_own_once_it_has_enough_verdicts() -> No
     for _ in range(60):
         stats.add_verdict(zh, 0.9, 1.0)
     assert stats.deciding_scope(zh, 50) == Scope("acme", language="zh")
+
+
+async def test_changes_stay_visible_while_a_sync_writes_them() -> None:
+    store = MemoryStore()
+    stats = AdaptiveStats(store, sync_seconds=3600)
+    scope = Scope("acme")
+    stats.add_traffic([scope], 0.9)
+    seen: list[float] = []
+    original = store.add
+
+    async def watching_add(deltas: Counters) -> None:
+        seen.append(sum(stats.view(scope).buckets.traffic))
+        await original(deltas)
+
+    store.add = watching_add  # type: ignore[method-assign]
+    await stats.sync()
+    assert seen == [1.0]
+    assert sum(stats.view(scope).buckets.traffic) == 1.0
