@@ -4,12 +4,12 @@ candidate's stored answer have served it?
 For a miss whose best candidate passed every check (entities, content words, the
 structure guard) but scored below the serving threshold, down to the policy's floor:
 
-1. the candidate's bucket counts one unit of traffic (what serving from there would
-   serve, sampled or not);
-2. a `sample_rate` share is judged (`judges.py`), within the budget (judge calls in
-   flight, judge tokens per minute); the verdict, corrected for the judge's estimated
-   error rates, is counted in the bucket; an accepted one is a hit left on the table,
-   with the tokens and cost its answer took upstream.
+a `sample_rate` share of them is checked and judged (`judges.py`), within the budget
+(judge calls in flight, judge tokens per minute). The candidate's bucket counts
+1 / sample_rate units of traffic (what serving from there would serve, estimated from
+the sample), and the verdict, corrected for the judge's estimated error rates, one
+verdict; an accepted one is a hit left on the table, with the tokens and cost its
+answer took upstream. Unsampled misses cost nothing after the response.
 
 Exact repeats forwarded again (`Cache-Control: no-cache` while the entry was still
 there) are truly the same request: judging them measures the judge's miss rate.
@@ -97,15 +97,14 @@ class ShadowVerifier:
             and ctx.memory_tokens == 0
         )
 
+    def _sampled(self, ctx: ChatContext) -> bool:
+        return self._rng.random() < ctx.policy.semantic_cache.adaptive.sample_rate
+
     def sample_repeat(self, ctx: ChatContext) -> bool:
         """Whether a `no-cache` request's entry should be read for the judge's error
         estimate (the caller then starts the read)."""
         policy = ctx.policy.semantic_cache.adaptive
-        return (
-            policy.mode != "off"
-            and ctx.memory_tokens == 0
-            and self._rng.random() < policy.sample_rate
-        )
+        return policy.mode != "off" and ctx.memory_tokens == 0 and self._sampled(ctx)
 
     def schedule(self, ctx: ChatContext, completion: dict[str, Any]) -> None:
         """After the response of a forwarded request: the shadow work, in a task."""
@@ -113,6 +112,10 @@ class ShadowVerifier:
             _drop(ctx.prior_exact_read)
             return
         if not ctx.adaptive_candidates and ctx.prior_exact_read is None:
+            return
+        # Sampled before any work: the checks and the judge cost CPU (a few ms with
+        # the local judge) that the next requests would otherwise wait for.
+        if ctx.prior_exact_read is None and not self._sampled(ctx):
             return
         if len(self._tasks) >= MAX_PENDING_TASKS:
             self.skipped_total += 1
@@ -135,10 +138,10 @@ class ShadowVerifier:
             entry, similarity = best
             language = ctx.adaptive_language or ""
             scopes = scopes_of(ctx.tenant, language, ctx.model)
-            self._stats.add_traffic(scopes, similarity)
             policy = ctx.policy.semantic_cache.adaptive
-            if self._rng.random() >= policy.sample_rate:
-                return
+            # One sampled miss stands for 1 / sample_rate of them: the traffic weights
+            # stay an unbiased count of what serving from this bucket would serve.
+            self._stats.add_traffic(scopes, similarity, 1.0 / policy.sample_rate)
             case = ShadowCase(
                 query=ctx.query_text or "",
                 candidate=entry.query_text,

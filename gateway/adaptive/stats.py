@@ -156,12 +156,12 @@ class AdaptiveStats:
         self._views.pop(scope, None)
         self._points.clear()
 
-    def add_traffic(self, scopes: Iterable[Scope], similarity: float) -> None:
+    def add_traffic(self, scopes: Iterable[Scope], similarity: float, weight: float = 1.0) -> None:
         index = bucket_of(similarity, STATS_FLOOR, DEFAULT_WIDTH)
         if index is None:
             return
         for scope in scopes:
-            self._add(scope.encode(), f"traffic:{index}", 1.0)
+            self._add(scope.encode(), f"traffic:{index}", weight)
 
     def add_verdict(self, scopes: Iterable[Scope], similarity: float, same: float) -> None:
         index = bucket_of(similarity, STATS_FLOOR, DEFAULT_WIDTH)

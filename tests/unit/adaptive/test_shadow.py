@@ -171,9 +171,19 @@ async def test_never_judged(case: str) -> None:
     verifier.schedule(ctx, _completion("Nine minutes."))
     await verifier.drain()
     assert _tallies(stats)["judge_calls"] == 0
-    # Traffic counts for every eligible candidate, sampled or not.
-    expected_traffic = 1 if case == "not_sampled" else 0
-    assert sum(stats.view(Scope("acme")).buckets.traffic) == expected_traffic
+    assert sum(stats.view(Scope("acme")).buckets.traffic) == 0
+
+
+async def test_a_sampled_miss_stands_for_the_unsampled_ones_in_the_traffic() -> None:
+    stats = AdaptiveStats(MemoryStore())
+    verifier = _verifier(stats)
+    for _ in range(40):
+        verifier.schedule(_ctx(_policy(sample_rate=0.25)), _completion("Nine minutes."))
+    await verifier.drain()
+    judged = _tallies(stats)["judge_calls"]
+    assert 0 < judged < 40
+    # Only the sampled ones were checked; each counts 1 / 0.25 in its bucket.
+    assert sum(stats.view(Scope("acme")).buckets.traffic) == pytest.approx(4 * judged)
 
 
 async def test_the_model_judge_reports_its_tokens_and_cost() -> None:
