@@ -80,10 +80,21 @@ def _start(
     )
 
 
-def _ask(gateway: RunningGateway, text: str, no_store: bool = False) -> tuple[str, str]:
+def _ask(
+    gateway: RunningGateway, text: str, no_store: bool = False, stream: bool = False
+) -> tuple[str, str]:
     headers = {"cache-control": "no-store"} if no_store else {}
+    messages: Any = [{"role": "user", "content": text}]
+    if stream:
+        with client_for(gateway).chat.completions.with_streaming_response.create(
+            model=MODEL, messages=messages, extra_headers=headers, stream=True
+        ) as response:
+            content = "".join(
+                chunk.choices[0].delta.content or "" for chunk in response.parse() if chunk.choices
+            )
+            return response.headers["x-gateway-cache"], content
     raw = client_for(gateway).chat.completions.with_raw_response.create(
-        model=MODEL, messages=[{"role": "user", "content": text}], extra_headers=headers
+        model=MODEL, messages=messages, extra_headers=headers
     )
     completion = raw.parse()
     return raw.headers["x-gateway-cache"], completion.choices[0].message.content or ""
@@ -122,7 +133,10 @@ def test_observe_reports_hits_left_on_the_table_and_serves_nothing_differently(
     gateway = _start(start_gateway, upstream, tmp_path, "observe")
     for text in STORED:
         assert _ask(gateway, text)[0] == "miss"
-    for text in (*PARAPHRASES, *NEAR_MISSES):
+    # One paraphrase as a stream: judged once its last chunk has been relayed.
+    assert _ask(gateway, PARAPHRASES[0], no_store=True)[0] == "miss"
+    assert _ask(gateway, PARAPHRASES[1], no_store=True, stream=True)[0] == "miss"
+    for text in NEAR_MISSES:
         assert _ask(gateway, text, no_store=True)[0] == "miss"
 
     def left_on_table() -> bool:
@@ -142,6 +156,7 @@ def test_observe_reports_hits_left_on_the_table_and_serves_nothing_differently(
     ).text
     assert 'gateway_adaptive_left_on_table_hits_total{tenant="acme"}' in metrics
     assert 'gateway_adaptive_threshold{tenant="acme"} 0.97' in metrics
+    assert 'gateway_hit_rate_drop_alert{tenant="acme"} 0.0' in metrics
     # Observe never serves from below the static threshold, however much evidence.
     assert _ask(gateway, PARAPHRASES[0], no_store=True)[0] == "miss"
 
