@@ -7,11 +7,16 @@ import asyncio
 import gc
 import logging
 import sys
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterable
 from contextlib import asynccontextmanager
+from typing import Any
 
 from fastapi import FastAPI
 
+from gateway.adaptive.report import tenant_rows
+from gateway.adaptive.serving import AdaptiveServing
+from gateway.adaptive.shadow import ShadowVerifier
+from gateway.adaptive.stats import AdaptiveStats
 from gateway.api import admin, chat, dashboard, embeddings, health, memories, models
 from gateway.api.body_parsing import BodyLimits, BodyParser
 from gateway.api.errors import install_error_handlers
@@ -36,12 +41,14 @@ from gateway.providers.protocol import Provider
 from gateway.services import Services
 from gateway.settings import GatewayConfig
 from gateway.storage import Storage, open_storage
+from gateway.telemetry.hit_rate_alert import HitRateDropMonitor
 from gateway.telemetry.metrics import GatewayMetrics
 from gateway.telemetry.recorder import CostEstimator, DecisionRecorder, no_cost
 
 logger = logging.getLogger(__name__)
 
 ProviderFactory = Callable[[GatewayConfig], Provider]
+ScrapeRows = Callable[[], Iterable[tuple[tuple[str, ...], float]]]
 
 
 def _litellm_provider(config: GatewayConfig) -> Provider:
@@ -143,6 +150,68 @@ def _export_audit(metrics: GatewayMetrics, auditor: HitAuditor) -> None:
     )
 
 
+def _export_adaptive(
+    metrics: GatewayMetrics,
+    stats: AdaptiveStats,
+    policies: PolicyStore,
+    alerts: HitRateDropMonitor,
+) -> None:
+    def rows() -> list[dict[str, Any]]:
+        return tenant_rows(stats, lambda tenant: policies.resolve(tenant, ""))
+
+    def read(pick: Callable[[dict[str, Any]], float | None]) -> ScrapeRows:
+        return lambda: [
+            ((row["tenant"],), float(value)) for row in rows() if (value := pick(row)) is not None
+        ]
+
+    labels = ("tenant",)
+    gauges: list[tuple[str, str, Callable[[dict[str, Any]], float | None]]] = [
+        ("gateway_adaptive_threshold", "Semantic serving threshold in force (calibrated).",
+         lambda r: r["threshold"]),
+        ("gateway_adaptive_supported_threshold",
+         "Lowest threshold the statistics support at the target (what adapt serves at).",
+         lambda r: r["supported_threshold"]),
+        ("gateway_adaptive_precision", "Estimated precision of what that threshold serves.",
+         lambda r: r["precision"]),
+        ("gateway_adaptive_precision_lower95", "Its one-sided 95 % lower bound.",
+         lambda r: r["precision_lower95"]),
+        ("gateway_adaptive_precision_upper95", "Its one-sided 95 % upper bound.",
+         lambda r: r["precision_interval"][1] if r["precision_interval"] else None),
+    ]  # fmt: skip
+    for name, documentation, pick in gauges:
+        metrics.gauge_at_scrape(name, documentation, labels, read(pick))
+    counters: list[tuple[str, str, Callable[[dict[str, Any]], float | None]]] = [
+        ("gateway_adaptive_shadow_judged", "Semantic misses judged in the shadow.",
+         lambda r: r["shadow_judged"]),
+        ("gateway_adaptive_left_on_table_hits",
+         "Shadow-accepted misses: hits left on the table (corrected for judge errors).",
+         lambda r: r["left_on_table"]["hits"]),
+        ("gateway_adaptive_left_on_table_tokens", "Tokens those misses cost upstream.",
+         lambda r: r["left_on_table"]["tokens"]),
+        ("gateway_adaptive_left_on_table_cost_usd", "Estimated cost of those misses.",
+         lambda r: r["left_on_table"]["cost_usd"]),
+        ("gateway_adaptive_judge_calls", "Shadow judgments made.", lambda r: r["judge"]["calls"]),
+        ("gateway_adaptive_judge_tokens", "Tokens the judge model used.",
+         lambda r: r["judge"]["tokens"]),
+        ("gateway_adaptive_judge_cost_usd", "Estimated cost of the judge model.",
+         lambda r: r["judge"]["cost_usd"]),
+    ]  # fmt: skip
+    for name, documentation, pick in counters:
+        metrics.counter_at_scrape(name, documentation, labels, read(pick))
+    metrics.gauge_at_scrape(
+        "gateway_hit_rate_drop_alert",
+        "1 while the tenant's hit rate has fallen by the configured points within the window.",
+        labels,
+        lambda: [((s.tenant,), 1.0 if s.firing else 0.0) for s in alerts.states()],
+    )
+    metrics.gauge_at_scrape(
+        "gateway_hit_rate_drop_points",
+        "Percentage points the tenant's hit rate fell within the alert window.",
+        labels,
+        lambda: [((s.tenant,), s.drop_points) for s in alerts.states()],
+    )
+
+
 def _export_capacity(
     metrics: GatewayMetrics, ledger: CapacityLedger, namespaces: NamespaceLimiter
 ) -> None:
@@ -191,21 +260,39 @@ def create_app(
             components.embedding_dimensions,
             config.capacity,
         )
+        adaptive = AdaptiveStats(storage.adaptive, config.adaptive.sync_seconds)
+        await adaptive.start()
         semantic = SemanticCacheStage(
             components.embedder,
             storage.vectors,
             components.comparator,
             components.reviewer,
             components.guard,
+            adaptive=AdaptiveServing(adaptive),
         )
         # Loads the tiktoken encodings offline now, so a broken install fails at start.
         tokenizers = Tokenizers()
         memory = MemoryService(storage.memories, storage.sessions, components.embedder)
         limits = model_limits(config, _context_window_lookup(provider))
         metrics = GatewayMetrics()
-        recorder = DecisionRecorder(metrics, _cost_estimator(provider, limits))
-        auditor = HitAuditor(provider, components.reviewer)
+        cost = _cost_estimator(provider, limits)
+        alerts = HitRateDropMonitor(config.alerts.hit_rate_drop)
+        recorder = DecisionRecorder(metrics, cost, alerts=alerts)
+        auditor = HitAuditor(
+            provider,
+            components.reviewer,
+            on_semantic_verdict=AdaptiveServing(adaptive).audit_verdict,
+        )
+        shadow = ShadowVerifier(
+            adaptive,
+            components.comparator,
+            components.embedder,
+            provider,
+            components.guard,
+            cost=cost,
+        )
         _export_audit(metrics, auditor)
+        _export_adaptive(metrics, adaptive, policies, alerts)
         _export_policy_reloads(metrics, policies)
         namespaces = NamespaceLimiter(
             config.capacity.max_namespaces_per_tenant, config.capacity.namespace_idle_seconds
@@ -227,12 +314,15 @@ def create_app(
                 single_flight=_single_flight(storage),
                 policy_for=policies.resolve,
                 namespaces=namespaces,
+                shadow=shadow,
             ),
             memory=memory,
             recorder=recorder,
             metrics=metrics,
             auditor=auditor,
             body_parser=BodyParser(BodyLimits.from_settings(config.server)),
+            adaptive=adaptive,
+            shadow=shadow,
         )
         logger.info(
             "gateway ready: %d models, storage=%s, policies from %s, auth=%s",
@@ -267,6 +357,9 @@ def create_app(
             await stop_sweeper(sweeper)
             app.state.services = None
             await auditor.close()
+            await shadow.close()
+            # The last counter changes are written before the store closes.
+            await adaptive.close()
             await storage.close()
             await provider.close()
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from gateway.adaptive.shadow import ShadowVerifier
+from gateway.adaptive.stats import AdaptiveStats
 from gateway.api.body_parsing import BodyParser
 from gateway.auth import KeyRegistry
 from gateway.memory.service import MemoryService
@@ -30,3 +32,5 @@ class Services:
     metrics: GatewayMetrics
     auditor: HitAuditor
     body_parser: BodyParser
+    adaptive: AdaptiveStats
+    shadow: ShadowVerifier

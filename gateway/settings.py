@@ -211,6 +211,38 @@ class SemanticSettings(_Strict):
     reviewer: str = "local"
 
 
+class AdaptiveSettings(_Strict):
+    """How the adaptive statistics (policy `semantic_cache.adaptive`) are kept."""
+
+    # Queued counter changes are written to the store, and every counter read back
+    # (what other replicas added), this often. Requests never wait for it.
+    sync_seconds: float = Field(default=2.0, gt=0, le=3600)
+
+
+class HitRateDropAlert(_Strict):
+    """Fires when a tenant's hit rate falls by `points` percentage points within
+    `window_minutes` (the usual cause: a namespace or policy version that did not follow
+    a release): metric `gateway_hit_rate_drop_alert` and one warning log line."""
+
+    enabled: bool = True
+    points: float = Field(default=15.0, gt=0, le=100)
+    window_minutes: int = Field(default=30, ge=2, le=24 * 60)
+    # The hit rate now is that of the last `recent_minutes`; the one before, the best of
+    # any such span earlier in the window. Both need `min_requests` cacheable requests.
+    recent_minutes: int = Field(default=5, ge=1, le=60)
+    min_requests: int = Field(default=20, ge=1)
+
+    @model_validator(mode="after")
+    def _recent_inside_window(self) -> HitRateDropAlert:
+        if self.recent_minutes >= self.window_minutes:
+            raise ValueError("recent_minutes must be shorter than window_minutes")
+        return self
+
+
+class AlertSettings(_Strict):
+    hit_rate_drop: HitRateDropAlert = Field(default_factory=HitRateDropAlert)
+
+
 class GatewayConfig(_Strict):
     server: ServerSettings = Field(default_factory=ServerSettings)
     model_list: list[ModelDeployment] = Field(default_factory=list)
@@ -220,6 +252,8 @@ class GatewayConfig(_Strict):
     semantic: SemanticSettings = Field(default_factory=SemanticSettings)
     # Caps, eviction and the expiry sweep of the caches (gateway/cache/limits.py).
     capacity: CapacitySettings = Field(default_factory=CapacitySettings)
+    adaptive: AdaptiveSettings = Field(default_factory=AdaptiveSettings)
+    alerts: AlertSettings = Field(default_factory=AlertSettings)
     # Relative paths (policies_dir, storage.path) are relative to the working
     # directory, as in LiteLLM's proxy config.
     policies_dir: Path = Path("policies")

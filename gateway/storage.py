@@ -7,6 +7,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+from gateway.adaptive.store import AdaptiveCounterStore, SQLiteAdaptiveStore
 from gateway.cache.embedded import SQLiteExactCache
 from gateway.cache.eviction import CapacityLedger
 from gateway.cache.limits import CapacitySettings
@@ -33,6 +34,8 @@ class Storage:
     # Entries, bytes and evictions of the capped stores (on Redis: the shared totals as
     # of this process's last write or sweep, and the evictions this process made).
     ledger: CapacityLedger
+    # The adaptive operating point's counters (embedded: SQLite; Redis: shared).
+    adaptive: AdaptiveCounterStore
 
 
 async def open_storage(
@@ -53,12 +56,14 @@ async def open_storage(
     memories, sessions, memory_db = await open_embedded_memory(
         settings.path, capacity.sessions, ledger, capacity.memories
     )
+    adaptive = await SQLiteAdaptiveStore.open(settings.path)
 
     async def describe() -> dict[str, Any]:
         available = await exact.ping() and await vectors.ping() and await memory_db.ping()
         return {"backend": "embedded", "available": available}
 
     async def close() -> None:
+        await adaptive.close()
         await memory_db.close()
         await vectors.close()
         await exact.close()
@@ -81,12 +86,14 @@ async def open_storage(
         close,
         sweep,
         ledger,
+        adaptive,
     )
 
 
 async def _open_redis(
     settings: StorageSettings, index_name: str, dimensions: int, capacity: CapacitySettings
 ) -> Storage:
+    from gateway.adaptive.store import RedisAdaptiveStore
     from gateway.cache.redis_backend import RedisBackend
     from gateway.memory.redis_store import RedisMemoryStore, RedisSessionStore
 
@@ -128,4 +135,5 @@ async def _open_redis(
         backend.close,
         sweep,
         ledger,
+        RedisAdaptiveStore(backend),
     )

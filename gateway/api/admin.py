@@ -19,6 +19,7 @@ from typing import Any
 from fastapi import APIRouter, Request, Response
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from gateway.adaptive.report import judge_rows, tenant_rows
 from gateway.api.deps import authenticate, bounded_int_param, get_services, read_body
 from gateway.api.responses import json_response
 from gateway.api.schemas import parse_body
@@ -52,6 +53,30 @@ async def stats(request: Request) -> Response:
     body["audit"] = services.auditor.estimates()
     body["storage"] = await services.storage.describe()
     body["capacity"] = capacity_snapshot(services.storage.ledger, services.config.capacity)
+    body["adaptive"] = {
+        "tenants": tenant_rows(
+            services.adaptive, lambda tenant: services.policies.resolve(tenant, "")
+        ),
+        "judges": judge_rows(services.adaptive),
+        "shadow": {
+            "skipped": services.shadow.skipped_total,
+            "errors": services.shadow.errors_total,
+            "sync_failures": services.adaptive.sync_failures,
+        },
+    }
+    alerts = services.recorder.alerts
+    body["alerts"] = {
+        "hit_rate_drop": [
+            {
+                "tenant": state.tenant,
+                "firing": state.firing,
+                "drop_points": state.drop_points,
+                "recent_rate": state.recent_rate,
+                "reference_rate": state.reference_rate,
+            }
+            for state in (alerts.states() if alerts is not None else [])
+        ]
+    }
     return json_response(body)
 
 

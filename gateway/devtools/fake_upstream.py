@@ -33,6 +33,11 @@ each chunk's `choice.logprobs` in a stream.
     [[embed_status:500]]  answer with that HTTP status and an OpenAI error body
     [[embed_sleep:2]]     wait that many seconds first
 
+A model named `fake-meaning` answers by meaning, deterministically and without a
+sequence number (`MEANING_TABLE`): paraphrases of one question get the same answer, a
+near miss (another product, another device) a different one; anything else gets
+"Answer: <text>". It stands in for a temperature-0 model.
+
 A model named `fake-judge-yes` / `fake-judge-no` answers just "Yes" / "No" (a stand-in
 for a small reviewer model); `fake-judge-slow` waits 3 seconds before answering "Yes",
 and `fake-judge-error` answers with HTTP 500.
@@ -75,6 +80,25 @@ class UpstreamLog:
     @property
     def chat_calls(self) -> int:
         return len(self.chat_bodies)
+
+
+# (words that must all appear, lower-cased; the answer), first match wins: the near
+# misses come before the question they are near.
+MEANING_TABLE: tuple[tuple[tuple[str, ...], str], ...] = (
+    (("duck",), "A duck egg needs about twelve minutes."),
+    (("fry", "egg"), "Fry the egg for three minutes over medium heat."),
+    (("boil", "egg"), "Boil the egg for nine minutes, then cool it in cold water."),
+    (("paper", "boat"), "Fold a paper hat, then pull its sides out into a boat."),
+    (("paper",), "Fold the sheet lengthwise, the corners to the centre, then the wings down."),
+)
+
+
+def meaning_answer(text: str) -> str:
+    lowered = text.lower()
+    for words, answer in MEANING_TABLE:
+        if all(word in lowered for word in words):
+            return answer
+    return f"Answer: {text}"
 
 
 def _last_user_text(body: dict[str, Any]) -> str:
@@ -137,7 +161,9 @@ def create_fake_upstream(log: UpstreamLog | None = None) -> Starlette:
         if model == "fake-judge-error":
             error = {"message": "fake judge error", "type": "server_error"}
             return _json({"error": error}, 500, headers)
-        if model == "fake-judge-reads-answer":
+        if model == "fake-meaning":
+            content = meaning_answer(text)
+        elif model == "fake-judge-reads-answer":
             # Says yes only when it was shown the stored answer (the review prompt that
             # asks whether that answer fits the new request).
             content = "Yes" if "<earlier_answer>" in text else "No"

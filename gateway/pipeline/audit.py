@@ -16,6 +16,7 @@ import logging
 import math
 import random
 from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
 import orjson
@@ -55,10 +56,20 @@ def answer_text(completion: dict[str, Any]) -> str:
     return content
 
 
+# (tenant, language of the ask, model, calibrated similarity, agrees): a verdict on a
+# served semantic hit, for the adaptive statistics.
+SemanticVerdictHook = Callable[[str, str, str, float, bool], None]
+
+
 class HitAuditor:
     def __init__(
-        self, provider: Provider, reviewer: Reviewer | None, rng: random.Random | None = None
+        self,
+        provider: Provider,
+        reviewer: Reviewer | None,
+        rng: random.Random | None = None,
+        on_semantic_verdict: SemanticVerdictHook | None = None,
     ) -> None:
+        self._on_semantic_verdict = on_semantic_verdict
         self._provider = provider
         self._reviewer = reviewer
         self._rng = rng or random.Random()
@@ -81,15 +92,26 @@ class HitAuditor:
             return False
         body = {**ctx.body, "stream": False}
         body.pop("stream_options", None)
+        bucket: tuple[str, str, float] | None = None
+        if ctx.layer is Layer.SEMANTIC and ctx.similarity is not None:
+            bucket = (ctx.adaptive_language or "", ctx.model, ctx.similarity)
         task = asyncio.create_task(
-            self._audit(ctx.tenant, ctx.layer.value, body, answer_text(served), policy.compare)
+            self._audit(
+                ctx.tenant, ctx.layer.value, body, answer_text(served), policy.compare, bucket
+            )
         )
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
         return True
 
     async def _audit(
-        self, tenant: str, layer: str, body: dict[str, Any], served: str, compare: str
+        self,
+        tenant: str,
+        layer: str,
+        body: dict[str, Any],
+        served: str,
+        compare: str,
+        bucket: tuple[str, str, float] | None = None,
     ) -> None:
         try:
             async with asyncio.timeout(_AUDIT_TIMEOUT_SECONDS):
@@ -106,6 +128,9 @@ class HitAuditor:
         self._sampled[(tenant, layer)] += 1
         if not agrees:
             self._false[(tenant, layer)] += 1
+        if bucket is not None and self._on_semantic_verdict is not None:
+            language, model, similarity = bucket
+            self._on_semantic_verdict(tenant, language, model, similarity, agrees)
 
     def estimates(self) -> list[dict[str, Any]]:
         rows = []

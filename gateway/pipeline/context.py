@@ -79,6 +79,12 @@ class ChatContext:
     similarity: float | None = None  # calibrated, of the candidate that decided
     review_verdict: str | None = None  # accepted | rejected | unavailable
     mismatch_kinds: tuple[str, ...] = ()
+    # adaptive statistics (`gateway/adaptive/`): the candidates below the serving
+    # threshold, best first, left for the shadow check after the response; the ask's
+    # language; a `no-cache` request's own entry, read for the judge's error estimate
+    adaptive_candidates: list[tuple[Any, float]] = field(default_factory=list)
+    adaptive_language: str | None = None
+    prior_exact_read: asyncio.Future[Any] | None = None
     classifier_rule: str | None = None
     stored: bool = False
     # A matching entry was found but could not answer this request (`serve_check`).

@@ -20,6 +20,7 @@ from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from gateway.adaptive.shadow import ShadowVerifier
 from gateway.cache.protocols import CachedCompletion
 from gateway.completions import (
     StreamAssembler,
@@ -84,8 +85,10 @@ class ChatPipeline:
         single_flight: SingleFlight | None = None,
         policy_for: PolicyResolver | None = None,
         namespaces: NamespaceLimiter | None = None,
+        shadow: ShadowVerifier | None = None,
     ) -> None:
         self._provider = provider
+        self._shadow = shadow
         self._policy_for = policy_for
         self._namespaces = namespaces
         self._flights = single_flight
@@ -159,8 +162,14 @@ class ChatPipeline:
             finally:
                 # Replicas poll the exact cache: free their lease only once stored.
                 await self._end_flight(flight, self._shareable(ctx, completion))
+                self._after_forward(ctx, completion)
 
         return CompletionOutcome(completion, after_response=store)
+
+    def _after_forward(self, ctx: ChatContext, completion: dict[str, Any]) -> None:
+        """Shadow verification of a forwarded answer, in its own task."""
+        if self._shadow is not None:
+            self._shadow.schedule(ctx, completion)
 
     def _memory_before_lookup(self, ctx: ChatContext) -> bool:
         """Memory first when it may personalise the answer: the shared cache is then
@@ -239,6 +248,14 @@ class ChatPipeline:
     ) -> CompletionOutcome | None:
         if ctx.cache_control.no_cache:
             ctx.decide(Layer.MISS, Reason.CLIENT_NO_CACHE)
+            if (
+                self._shadow is not None
+                and ctx.policy.exact_cache.enabled
+                and self._shadow.sample_repeat(ctx)
+            ):
+                # The entry this request skips, read alongside the forward: a judge
+                # shown it and the fresh answer sees a pair known to be the same.
+                ctx.prior_exact_read = asyncio.ensure_future(self._exact.lookup(ctx))
             return None
         exact_refusal: Reason | None = None
         if exact_read is not None:
@@ -415,6 +432,7 @@ class ChatPipeline:
             if flight is not None and self._flights is not None:
                 self._flights.share(flight, self._shareable(ctx, completion))
             await self._store(ctx, completion)
+            self._after_forward(ctx, completion)
         finally:
             # Followers of a broken or abandoned stream forward on their own.
             await self._end_flight(

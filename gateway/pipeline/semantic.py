@@ -29,6 +29,7 @@ from typing import Any, Protocol
 
 import orjson
 
+from gateway.adaptive.serving import AdaptiveServing
 from gateway.cache.keys import compatibility_fingerprint
 from gateway.cache.protocols import CachedCompletion
 from gateway.cache.vector_index import SemanticEntry, VectorIndex
@@ -61,6 +62,9 @@ class CandidateDecision:
     review_verdict: str | None = None  # accepted | rejected | unavailable
     review_ms: float = 0.0
     error: str | None = None  # exception type of a failed review
+    # Below the serving threshold, but it passed every check (entities, content words,
+    # the structure guard): what the adaptive statistics judge in the shadow.
+    passed_checks: bool = False
 
 
 class StructureGuard(Protocol):
@@ -80,10 +84,21 @@ async def judge_candidate(
     reviewer: Reviewer | None,
     guard: StructureGuard | None = None,
     stored_answer: str | None = None,
+    *,
+    accept_threshold: float | None = None,
+    examine_from: float | None = None,
 ) -> CandidateDecision:
     """May the answer stored for `candidate` serve `query`? The one decision rule, used
-    by the gateway and by `gateway eval`. `stored_answer` is shown to the reviewer."""
-    if similarity < policy.review_min_similarity:
+    by the gateway and by `gateway eval`. `stored_answer` is shown to the reviewer.
+
+    `accept_threshold` replaces the policy's (the adaptive serving threshold);
+    `examine_from` runs the checks on candidates down to there too (the adaptive floor):
+    one that passes them below the threshold is a miss with `passed_checks`."""
+    accept = policy.accept_threshold if accept_threshold is None else accept_threshold
+    lowest = min(policy.review_min_similarity, accept)
+    if examine_from is not None:
+        lowest = min(lowest, examine_from)
+    if similarity < lowest:
         return CandidateDecision(False, Reason.BELOW_THRESHOLD)
     if policy.entity_check:
         verdict = comparator.compare(query, candidate)
@@ -97,14 +112,16 @@ async def judge_candidate(
         # after this check, so the thresholds already count what it refuses.
         if policy.strict_band_terms and comparator.content_changes(query, candidate):
             return CandidateDecision(False, Reason.ENTITY_MISMATCH, mismatch_kinds=("term",))
-    if similarity >= policy.accept_threshold:
+    if similarity >= accept or similarity < policy.review_min_similarity:
         if (
             policy.structure_guard
             and guard is not None
             and not guard.decide(query, candidate, similarity).same_meaning
         ):
             return CandidateDecision(False, Reason.REVIEW_REJECTED, review_verdict="rejected")
-        return CandidateDecision(True, None)
+        if similarity >= accept:
+            return CandidateDecision(True, None)
+        return CandidateDecision(False, Reason.BELOW_THRESHOLD, passed_checks=True)
     # In the review band (empty unless review_min_similarity is set below the target).
     if reviewer is None or not policy.review.enabled:
         return CandidateDecision(False, Reason.REVIEW_UNAVAILABLE, review_verdict="unavailable")
@@ -159,8 +176,10 @@ class SemanticCacheStage:
         comparator: EntityComparator,
         reviewer: Reviewer | None,
         guard: StructureGuard | None = None,
+        adaptive: AdaptiveServing | None = None,
     ) -> None:
         self._guard = guard
+        self._adaptive = adaptive
         self._embedder = embedder
         self._index = index
         self._comparator = comparator
@@ -247,7 +266,12 @@ class SemanticCacheStage:
         reason: Reason | None = None
         policy = ctx.policy.semantic_cache
         language = detect_language(ctx.query_text or "")  # the ask's: its cosine scale
-        for entry, cosine in candidates:
+        adaptive = self._adaptive if policy.adaptive.mode != "off" else None
+        accept: float | None = None
+        if adaptive is not None:
+            ctx.adaptive_language = language
+            accept = adaptive.serving_threshold(ctx.tenant, language, ctx.model, policy)
+        for position, (entry, cosine) in enumerate(candidates):
             similarity = self._embedder.calibrate(cosine, language)
             decision = await judge_candidate(
                 ctx.query_text or "",
@@ -263,6 +287,7 @@ class SemanticCacheStage:
                     if policy.review.show_stored_answer and similarity < policy.accept_threshold
                     else None
                 ),
+                accept_threshold=accept,
             )
             if decision.review_verdict is not None:
                 ctx.review_verdict = decision.review_verdict
@@ -273,6 +298,8 @@ class SemanticCacheStage:
                 # A match that cannot give this request all it asks for is passed over.
                 refusal = why_not_servable(ctx, entry.completion, entry.created_at)
                 if refusal is None:
+                    if adaptive is not None:
+                        adaptive.served(ctx.tenant, language, ctx.model, similarity, policy)
                     return SemanticHit(entry, similarity)
                 ctx.entry_refused = True
                 if reason is None:
@@ -282,6 +309,12 @@ class SemanticCacheStage:
             if decision.reason is Reason.BELOW_THRESHOLD:
                 if reason is None:
                     ctx.similarity = similarity
+                if adaptive is not None and similarity >= policy.adaptive.floor:
+                    # Checked after the response (the shadow), not on this path.
+                    ctx.adaptive_candidates = [
+                        (later, self._embedder.calibrate(later_cosine, language))
+                        for later, later_cosine in candidates[position:]
+                    ]
                 break  # candidates are sorted: the rest are lower still
             if reason is None:
                 reason, ctx.similarity = decision.reason, similarity

@@ -52,6 +52,51 @@ class ReviewPolicy(_Strict):
     show_stored_answer: bool = True
 
 
+class AdaptivePolicy(_Strict):
+    """The operating point learnt from this deployment's traffic (README, "The adaptive
+    operating point"). `semantic_cache.adaptive: observe` is short for `{mode: observe}`.
+
+    Misses whose best candidate passed every check but scored below the serving
+    threshold (down to `floor`) are sampled and judged after the response: would the
+    stored answer have served them? Verdicts per similarity bucket give the served
+    precision's lower 95 % bound; `adapt` serves from the lowest bucket that keeps it at
+    or above `target_precision` (never below `floor`, never above `accept_threshold`)."""
+
+    # off: nothing counted; observe: statistics and hits left on the table, nothing
+    # served differently; adapt: the serving threshold follows the statistics.
+    mode: Literal["off", "observe", "adapt"] = "observe"
+    # The loosest serving threshold adapt may reach, on the calibrated scale; also the
+    # lowest similarity a candidate is judged at.
+    floor: float = Field(default=0.80, gt=0.5, le=1)
+    # Share of eligible misses judged.
+    sample_rate: float = Field(default=0.1, ge=0, le=1)
+    # local: the fresh answer and the stored one agree (entities, and embedding cosine
+    # >= agreement_min_cosine); no model call, meant for temperature-0 traffic.
+    # model: `judge_model` (a model_list name) is asked for a strict yes/no.
+    judge: Literal["local", "model"] = "local"
+    judge_model: str | None = Field(default=None, min_length=1)
+    agreement_min_cosine: float = Field(default=0.90, gt=0, le=1)
+    # Judge calls at once (more sampled misses are skipped, and counted) and judge
+    # tokens per minute (the model judge; a judgment that would exceed it is skipped).
+    max_judges_in_flight: int = Field(default=2, ge=1, le=64)
+    judge_tokens_per_minute: int = Field(default=20_000, ge=0)
+    judge_timeout_seconds: float = Field(default=30.0, gt=0, le=600)
+    # A language or model scope decides its own threshold once it has this many
+    # verdicts; until then the tenant's statistics decide.
+    min_scope_verdicts: int = Field(default=50, ge=1)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _mode_shorthand(cls, data: Any) -> Any:
+        return {"mode": data} if isinstance(data, str) else data
+
+    @model_validator(mode="after")
+    def _judge_named(self) -> AdaptivePolicy:
+        if self.judge == "model" and self.judge_model is None:
+            raise ValueError("judge: model needs judge_model (a model_list name)")
+        return self
+
+
 class SemanticCachePolicy(_Strict):
     """L2 semantic cache. Similarities are on the gateway's calibrated scale (see
     `gateway/embed/calibration.py`): the precision of serving every candidate at least
@@ -79,6 +124,7 @@ class SemanticCachePolicy(_Strict):
     # in the review band only). The calibration is fitted with it on.
     strict_band_terms: bool = True
     review: ReviewPolicy = Field(default_factory=ReviewPolicy)
+    adaptive: AdaptivePolicy = Field(default_factory=AdaptivePolicy)
     embed_timeout_seconds: float = Field(default=1.0, gt=0, le=30)
     # The longest ask (the question or instruction of the last user turn, without the
     # material it carries; a CJK character counts as three) compared by meaning; longer

@@ -12,6 +12,7 @@ import orjson
 
 from gateway.cache.keys import last_user_text
 from gateway.pipeline.context import ChatContext
+from gateway.telemetry.hit_rate_alert import HitRateDropMonitor
 from gateway.telemetry.metrics import GatewayMetrics
 from gateway.telemetry.records import DecisionRecord, record_from
 from gateway.telemetry.stats import DecisionStats
@@ -33,8 +34,10 @@ class DecisionRecorder:
         cost: CostEstimator = no_cost,
         capacity: int = 1000,
         stats: DecisionStats | None = None,
+        alerts: HitRateDropMonitor | None = None,
     ) -> None:
         self.metrics = metrics
+        self.alerts = alerts
         self.stats = stats or DecisionStats()
         self._cost = cost
         self._recent: deque[DecisionRecord] = deque(maxlen=capacity)
@@ -54,6 +57,8 @@ class DecisionRecorder:
         self._recent.append(record)
         self.stats.add(record)
         self.metrics.observe(record)
+        if self.alerts is not None:
+            self.alerts.add(record)
         if logger.isEnabledFor(logging.INFO):
             # The prompt, when recorded, stays in the in-memory log only: never in logs.
             line = record.to_json()

@@ -192,7 +192,7 @@ def test_page_is_served_without_auth_and_holds_no_data(gateway: RunningGateway) 
     dom.feed(page)
     assert dom.body.get("data-state") == "loading"
     assert dom.charts == dict.fromkeys(CHARTS, 0)
-    assert dom.row_counts == {"audit": 0, "decisions": 0}
+    assert dom.row_counts == {"audit": 0, "adaptive": 0, "decisions": 0}
     # Nothing from the traffic, no key, and nothing fetched from elsewhere.
     for secret in (ADMIN_KEY, *TENANT_KEYS.values(), "acme", "fake-model", "sort a list"):
         assert secret not in page

@@ -1,0 +1,119 @@
+"""What operators see of the adaptive statistics, per tenant (`/admin/stats`,
+`/metrics`, the dashboard): the threshold in force, the estimated precision of what it
+serves with its 95 % interval, hits left on the table, judge calls and cost."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+from gateway.adaptive.buckets import bucket_of
+from gateway.adaptive.stats import AdaptiveStats, Scope
+from gateway.adaptive.threshold import DEFAULT_PRIOR_STRENGTH, Z_ONE_SIDED_95, bucket_precision
+from gateway.policy.models import Policy
+
+# tenant -> the tenant's policy (for any model)
+TenantPolicy = Callable[[str], Policy]
+
+
+def precision_interval(stats: AdaptiveStats, scope: Scope, threshold: float) -> list[float] | None:
+    """Two-sided 90 % (each side 95 %) Wilson interval of the traffic-weighted precision
+    of serving from `threshold` up, with Kish's effective sample size (as
+    `threshold.served_precision` computes its lower bound)."""
+    buckets = stats.view(scope).buckets
+    lowest = bucket_of(min(threshold, 1.0), buckets.floor, buckets.width)
+    if lowest is None:
+        lowest = 0
+    weights = buckets.traffic[lowest:]
+    total = sum(weights)
+    if total <= 0:
+        return None
+    mean = inverse = 0.0
+    for offset, weight in enumerate(weights):
+        if weight <= 0:
+            continue
+        p, n = bucket_precision(buckets, lowest + offset, DEFAULT_PRIOR_STRENGTH)
+        share = weight / total
+        mean += share * p
+        inverse += share * share / n
+    samples = 1.0 / inverse
+    z2 = Z_ONE_SIDED_95**2
+    centre = mean + z2 / (2 * samples)
+    margin = Z_ONE_SIDED_95 * math.sqrt(mean * (1 - mean) / samples + z2 / (4 * samples**2))
+    scale = 1 + z2 / samples
+    return [
+        round(max(0.0, (centre - margin) / scale), 4),
+        round(min(1.0, (centre + margin) / scale), 4),
+    ]
+
+
+def tenant_rows(stats: AdaptiveStats, policy_for: TenantPolicy) -> list[dict[str, Any]]:
+    rows = []
+    for scope in stats.tenant_scopes():
+        policy = policy_for(scope.tenant).semantic_cache
+        adaptive = policy.adaptive
+        point = stats.operating_point(
+            scope, policy.target_precision, policy.accept_threshold, adaptive.floor
+        )
+        serving = point.threshold if adaptive.mode == "adapt" else policy.accept_threshold
+        view = stats.view(scope)
+        tallies = view.tallies
+        rows.append(
+            {
+                "tenant": scope.tenant,
+                "mode": adaptive.mode,
+                "threshold": round(serving, 4),
+                "supported_threshold": round(point.threshold, 4),
+                "static_threshold": policy.accept_threshold,
+                "floor": adaptive.floor,
+                "target_precision": policy.target_precision,
+                "precision": point.precision,
+                "precision_lower95": point.lower_bound,
+                "precision_interval": precision_interval(stats, scope, point.threshold),
+                "verdicts": round(view.buckets.total_judged(), 3),
+                "traffic": round(sum(view.buckets.traffic), 3),
+                "shadow_judged": int(tallies["shadow_judged"]),
+                "left_on_table": {
+                    "hits": round(tallies["shadow_accepted"], 3),
+                    "tokens": round(tallies["left_tokens"], 1),
+                    "cost_usd": round(tallies["left_cost_usd"], 8),
+                },
+                "judge": {
+                    "name": "local"
+                    if adaptive.judge == "local"
+                    else f"model:{adaptive.judge_model}",
+                    "calls": int(tallies["judge_calls"]),
+                    "tokens": int(tallies["judge_tokens"]),
+                    "cost_usd": round(tallies["judge_cost_usd"], 8),
+                },
+                "audits": {
+                    "verdicts": int(tallies["audit_verdicts"]),
+                    "false_hits": int(tallies["audit_false"]),
+                },
+                "scopes": [
+                    {
+                        "language": sub.language or None,
+                        "model": sub.model or None,
+                        "verdicts": round(stats.view(sub).buckets.total_judged(), 3),
+                    }
+                    for sub in stats.sub_scopes(scope.tenant)
+                ],
+            }
+        )
+    return rows
+
+
+def judge_rows(stats: AdaptiveStats) -> list[dict[str, Any]]:
+    rows = []
+    for judge in stats.judges():
+        errors = stats.judge_errors(judge)
+        rows.append(
+            {
+                "judge": judge,
+                "known_pairs": stats.judge_truths(judge),
+                "miss_rate": round(errors.miss_rate, 4),
+                "false_accept_rate": round(errors.false_accept_rate, 4),
+            }
+        )
+    return rows

@@ -1,0 +1,271 @@
+"""Shadow verification: after a semantic miss has been answered, would the best
+candidate's stored answer have served it?
+
+For a miss whose best candidate passed every check (entities, content words, the
+structure guard) but scored below the serving threshold, down to the policy's floor:
+
+a `sample_rate` share of them is checked and judged (`judges.py`), within the budget
+(judge calls in flight, judge tokens per minute). The candidate's bucket counts
+1 / sample_rate units of traffic (what serving from there would serve, estimated from
+the sample), and the verdict, corrected for the judge's estimated error rates, one
+verdict; an accepted one is a hit left on the table, with the tokens and cost its
+answer took upstream. Unsampled misses cost nothing after the response.
+
+Exact repeats forwarded again (`Cache-Control: no-cache` while the entry was still
+there) are truly the same request: judging them measures the judge's miss rate.
+
+Never sampled: bypassed requests, requests with memory injected, streams the client
+aborted (their answer never reaches this point). All of it runs after the response, in
+tasks bounded in number; what the client got never changes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+from collections.abc import Callable
+from typing import Any
+
+from gateway.adaptive.budget import TokenWindow
+from gateway.adaptive.judges import (
+    LocalAgreementJudge,
+    ModelJudge,
+    ShadowCase,
+    ShadowJudge,
+)
+from gateway.adaptive.stats import AdaptiveStats, Scope, scopes_of
+from gateway.cache.protocols import CachedCompletion
+from gateway.cache.vector_index import SemanticEntry
+from gateway.embed.protocol import Embedder
+from gateway.pipeline.context import ChatContext
+from gateway.pipeline.reasons import Layer
+from gateway.pipeline.semantic import StructureGuard, judge_candidate, stored_answer_text
+from gateway.policy.models import AdaptivePolicy
+from gateway.providers.protocol import Provider
+from gateway.semantic.entities import EntityComparator
+from gateway.telemetry.throttled_log import ThrottledLogger
+
+logger = logging.getLogger(__name__)
+
+# (model, prompt tokens, completion tokens) -> USD
+Cost = Callable[[str, int, int], float]
+
+# Shadow tasks waiting or running at once (checks included); more are dropped, counted.
+MAX_PENDING_TASKS = 256
+
+
+def _no_cost(model: str, prompt_tokens: int, completion_tokens: int) -> float:
+    return 0.0
+
+
+class ShadowVerifier:
+    def __init__(
+        self,
+        stats: AdaptiveStats,
+        comparator: EntityComparator,
+        embedder: Embedder,
+        provider: Provider,
+        guard: StructureGuard | None = None,
+        cost: Cost = _no_cost,
+        rng: random.Random | None = None,
+    ) -> None:
+        self._stats = stats
+        self._comparator = comparator
+        self._embedder = embedder
+        self._provider = provider
+        self._guard = guard
+        self._cost = cost
+        self._rng = rng or random.Random()
+        self._tokens = TokenWindow()
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._judging: dict[str, int] = {}
+        self._model_judges: dict[str, ModelJudge] = {}
+        self._failures = ThrottledLogger(logger, interval_seconds=60.0)
+        self.skipped_total = 0  # sampled but over a budget, or too many tasks
+        self.errors_total = 0  # judgments that failed (not counted)
+
+    # --- the request side: decide and hand off ---------------------------------------------
+
+    @staticmethod
+    def eligible(ctx: ChatContext) -> bool:
+        return (
+            ctx.policy.semantic_cache.adaptive.mode != "off"
+            and ctx.policy.semantic_cache.enabled
+            and ctx.cacheable
+            and ctx.layer is Layer.MISS
+            and ctx.memory_tokens == 0
+        )
+
+    def _sampled(self, ctx: ChatContext) -> bool:
+        return self._rng.random() < ctx.policy.semantic_cache.adaptive.sample_rate
+
+    def sample_repeat(self, ctx: ChatContext) -> bool:
+        """Whether a `no-cache` request's entry should be read for the judge's error
+        estimate (the caller then starts the read)."""
+        policy = ctx.policy.semantic_cache.adaptive
+        return policy.mode != "off" and ctx.memory_tokens == 0 and self._sampled(ctx)
+
+    def schedule(self, ctx: ChatContext, completion: dict[str, Any]) -> None:
+        """After the response of a forwarded request: the shadow work, in a task."""
+        if not self.eligible(ctx):
+            _drop(ctx.prior_exact_read)
+            return
+        if not ctx.adaptive_candidates and ctx.prior_exact_read is None:
+            return
+        # Sampled before any work: the checks and the judge cost CPU (a few ms with
+        # the local judge) that the next requests would otherwise wait for.
+        if ctx.prior_exact_read is None and not self._sampled(ctx):
+            return
+        if len(self._tasks) >= MAX_PENDING_TASKS:
+            self.skipped_total += 1
+            _drop(ctx.prior_exact_read)
+            return
+        task = asyncio.create_task(self._work(ctx, completion))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    # --- the shadow work ---------------------------------------------------------------------
+
+    async def _work(self, ctx: ChatContext, completion: dict[str, Any]) -> None:
+        try:
+            fresh = stored_answer_text(completion) or ""
+            if ctx.prior_exact_read is not None:
+                await self._judge_repeat(ctx, fresh)
+            best = await self._best_candidate(ctx)
+            if best is None:
+                return
+            entry, similarity = best
+            language = ctx.adaptive_language or ""
+            scopes = scopes_of(ctx.tenant, language, ctx.model)
+            policy = ctx.policy.semantic_cache.adaptive
+            # One sampled miss stands for 1 / sample_rate of them: the traffic weights
+            # stay an unbiased count of what serving from this bucket would serve.
+            self._stats.add_traffic(scopes, similarity, 1.0 / policy.sample_rate)
+            case = ShadowCase(
+                query=ctx.query_text or "",
+                candidate=entry.query_text,
+                stored_answer=stored_answer_text(entry.completion) or "",
+                fresh_answer=fresh,
+            )
+            judged = await self._judge(ctx.tenant, policy, case)
+            if judged is None:
+                return
+            judge, same = judged
+            errors = self._stats.judge_errors(judge.name)
+            corrected = errors.corrected(
+                same, self._stats.prior_same(Scope(ctx.tenant), similarity)
+            )
+            self._stats.add_verdict(scopes, similarity, corrected)
+            usage = completion.get("usage") or {}
+            prompt = int(usage.get("prompt_tokens") or 0)
+            answer = int(usage.get("completion_tokens") or 0)
+            total = int(usage.get("total_tokens") or prompt + answer)
+            self._stats.add_tally(scopes, "shadow_judged", 1.0)
+            self._stats.add_tally(scopes, "shadow_accepted", corrected)
+            self._stats.add_tally(scopes, "left_tokens", corrected * total)
+            self._stats.add_tally(
+                scopes, "left_cost_usd", corrected * self._cost(ctx.model, prompt, answer)
+            )
+        except Exception as exc:
+            self.errors_total += 1
+            self._failures.warning("shadow verification failed (%s)", type(exc).__name__)
+
+    async def _best_candidate(self, ctx: ChatContext) -> tuple[SemanticEntry, float] | None:
+        """The best candidate below the serving threshold that passes every check."""
+        policy = ctx.policy.semantic_cache
+        floor = policy.adaptive.floor
+        for entry, similarity in ctx.adaptive_candidates:
+            if similarity < floor:
+                return None  # sorted: the rest are lower still
+            decision = await judge_candidate(
+                ctx.query_text or "",
+                entry.query_text,
+                similarity,
+                policy,
+                self._comparator,
+                None,
+                self._guard,
+                examine_from=floor,
+            )
+            if decision.passed_checks:
+                return entry, similarity
+        return None
+
+    async def _judge_repeat(self, ctx: ChatContext, fresh: str) -> None:
+        read = ctx.prior_exact_read
+        assert read is not None
+        try:
+            cached: CachedCompletion | None = await read
+        except Exception:
+            return  # a store failure was the request's business, not the estimate's
+        if cached is None:
+            return
+        query = ctx.query_text or ""
+        case = ShadowCase(query, query, stored_answer_text(cached.completion) or "", fresh)
+        judged = await self._judge(ctx.tenant, ctx.policy.semantic_cache.adaptive, case)
+        if judged is not None:
+            judge, same = judged
+            self._stats.record_judge_truth(judge.name, truly_same=True, says_same=same)
+
+    def judge_for(self, policy: AdaptivePolicy) -> ShadowJudge:
+        if policy.judge == "model" and policy.judge_model is not None:
+            judge = self._model_judges.get(policy.judge_model)
+            if judge is None:
+                judge = self._model_judges[policy.judge_model] = ModelJudge(
+                    self._provider, policy.judge_model
+                )
+            return judge
+        return LocalAgreementJudge(self._comparator, self._embedder, policy.agreement_min_cosine)
+
+    async def _judge(
+        self, tenant: str, policy: AdaptivePolicy, case: ShadowCase
+    ) -> tuple[ShadowJudge, bool] | None:
+        """A verdict within the budget, its calls and cost counted; None if skipped."""
+        judge = self.judge_for(policy)
+        if self._judging.get(tenant, 0) >= policy.max_judges_in_flight:
+            self.skipped_total += 1
+            return None
+        if not self._tokens.allows(
+            tenant, judge.estimated_tokens(case), policy.judge_tokens_per_minute
+        ):
+            self.skipped_total += 1
+            return None
+        self._judging[tenant] = self._judging.get(tenant, 0) + 1
+        try:
+            async with asyncio.timeout(policy.judge_timeout_seconds):
+                verdict = await judge.judge(case)
+        except Exception as exc:
+            self.errors_total += 1
+            self._failures.warning("shadow judge failed (%s); not counted", type(exc).__name__)
+            return None
+        finally:
+            self._judging[tenant] -= 1
+        self._tokens.spend(tenant, verdict.tokens)
+        tenant_scope = (Scope(tenant),)
+        self._stats.add_tally(tenant_scope, "judge_calls", 1.0)
+        if verdict.tokens:
+            model = judge.model if isinstance(judge, ModelJudge) else ""
+            self._stats.add_tally(tenant_scope, "judge_tokens", float(verdict.tokens))
+            self._stats.add_tally(
+                tenant_scope,
+                "judge_cost_usd",
+                self._cost(model, verdict.prompt_tokens, verdict.completion_tokens),
+            )
+        return judge, verdict.same
+
+    async def drain(self) -> None:
+        """Wait for shadow work in flight (tests, orderly shutdown)."""
+        while self._tasks:
+            await asyncio.gather(*list(self._tasks), return_exceptions=True)
+
+    async def close(self) -> None:
+        for task in list(self._tasks):
+            task.cancel()
+        await self.drain()
+
+
+def _drop(read: asyncio.Future[Any] | None) -> None:
+    if read is not None:
+        read.cancel()
+        read.add_done_callback(lambda f: None if f.cancelled() else f.exception())

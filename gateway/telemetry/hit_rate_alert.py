@@ -1,0 +1,110 @@
+"""The hit-rate-drop alert: a tenant's cache hit rate fell by `points` percentage
+points within `window_minutes`. The usual cause is a namespace, policy version or
+system-prompt version that did not follow a release, so nothing stored matches.
+
+Per tenant, per minute: cacheable requests (exact, semantic, miss; bypassed ones say
+nothing about the cache) and hits. The rate now is that of the last `recent_minutes`;
+the reference is the best rate of any `recent_minutes` span earlier in the window. Each
+side needs `min_requests`. It clears once the fall is under half the points. Per
+process, like the other rolling statistics.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from gateway.settings import HitRateDropAlert
+from gateway.telemetry.records import DecisionRecord
+
+logger = logging.getLogger("gateway.alerts")
+
+_CACHEABLE = frozenset({"exact", "semantic", "miss"})
+_HITS = frozenset({"exact", "semantic"})
+_MINUTE_SECONDS = 60
+
+
+@dataclass(frozen=True, slots=True)
+class HitRateDrop:
+    tenant: str
+    firing: bool
+    drop_points: float  # reference rate - recent rate, in percentage points (0 if unknown)
+    recent_rate: float | None
+    reference_rate: float | None
+
+
+class HitRateDropMonitor:
+    def __init__(self, settings: HitRateDropAlert, clock: Callable[[], float] = time.time) -> None:
+        self._settings = settings
+        self._clock = clock
+        # tenant -> minute -> [requests, hits]
+        self._minutes: dict[str, dict[int, list[int]]] = {}
+        self._firing: set[str] = set()
+
+    def add(self, record: DecisionRecord) -> None:
+        if not self._settings.enabled or record.layer not in _CACHEABLE:
+            return
+        minute = int(record.at // _MINUTE_SECONDS)
+        counts = self._minutes.setdefault(record.tenant, {}).setdefault(minute, [0, 0])
+        counts[0] += 1
+        counts[1] += int(record.layer in _HITS)
+        self._prune(record.tenant, minute)
+        self.check(record.tenant)
+
+    def _prune(self, tenant: str, minute: int) -> None:
+        minutes = self._minutes[tenant]
+        oldest = minute - self._settings.window_minutes + 1
+        for old in [m for m in minutes if m < oldest]:
+            del minutes[old]
+
+    def _rate(self, minutes: dict[int, list[int]], first: int, last: int) -> float | None:
+        requests = hits = 0
+        for minute in range(first, last + 1):
+            counts = minutes.get(minute)
+            if counts is not None:
+                requests += counts[0]
+                hits += counts[1]
+        return hits / requests if requests >= self._settings.min_requests else None
+
+    def evaluate(self, tenant: str) -> HitRateDrop:
+        settings = self._settings
+        minutes = self._minutes.get(tenant, {})
+        now = int(self._clock() // _MINUTE_SECONDS)
+        span = settings.recent_minutes
+        recent = self._rate(minutes, now - span + 1, now)
+        reference: float | None = None
+        first = now - settings.window_minutes + 1
+        for start in range(first, now - 2 * span + 2):
+            rate = self._rate(minutes, start, start + span - 1)
+            if rate is not None and (reference is None or rate > reference):
+                reference = rate
+        drop = 0.0
+        if recent is not None and reference is not None:
+            drop = max(0.0, (reference - recent) * 100)
+        # Once firing it stays so until the fall is under half the points: a rate
+        # hovering at the line would otherwise fire and clear with every request.
+        needed = settings.points / 2 if tenant in self._firing else settings.points
+        firing = settings.enabled and recent is not None and drop >= needed
+        return HitRateDrop(tenant, firing, round(drop, 2), recent, reference)
+
+    def check(self, tenant: str) -> HitRateDrop:
+        state = self.evaluate(tenant)
+        if state.firing and tenant not in self._firing:
+            self._firing.add(tenant)
+            logger.warning(
+                "hit rate of tenant %s fell %.1f points within %d minutes (%.1f%% -> %.1f%%); "
+                "check that cache namespaces and policy versions followed the last release",
+                tenant,
+                state.drop_points,
+                self._settings.window_minutes,
+                (state.reference_rate or 0) * 100,
+                (state.recent_rate or 0) * 100,
+            )
+        elif not state.firing:
+            self._firing.discard(tenant)
+        return state
+
+    def states(self) -> list[HitRateDrop]:
+        return [self.check(tenant) for tenant in sorted(self._minutes)]

@@ -1,0 +1,108 @@
+"""The in-process view of the adaptive statistics over an in-memory store: changes
+count at once, a failed sync loses nothing and counts nothing twice, audits of served
+hits tighten the threshold before any sync."""
+
+from __future__ import annotations
+
+from gateway.adaptive.serving import AdaptiveServing
+from gateway.adaptive.stats import AdaptiveStats, Scope, scopes_of
+from gateway.adaptive.store import Counters
+from gateway.policy.models import SemanticCachePolicy
+
+
+class MemoryStore:
+    def __init__(self) -> None:
+        self.counters: Counters = {}
+        self.broken = False
+        self.writes = 0
+
+    async def add(self, deltas: Counters) -> None:
+        if self.broken:
+            raise ConnectionError("store down")
+        self.writes += 1
+        for scope, fields in deltas.items():
+            mine = self.counters.setdefault(scope, {})
+            for name, value in fields.items():
+                mine[name] = mine.get(name, 0.0) + value
+
+    async def load(self) -> Counters:
+        if self.broken:
+            raise ConnectionError("store down")
+        return {scope: dict(fields) for scope, fields in self.counters.items()}
+
+    async def close(self) -> None:
+        return None
+
+
+ADAPT = SemanticCachePolicy.model_validate({"adaptive": {"mode": "adapt", "floor": 0.8}})
+
+
+async def test_a_failed_sync_keeps_the_changes_and_writes_them_once() -> None:
+    store = MemoryStore()
+    stats = AdaptiveStats(store, sync_seconds=3600)
+    scope = Scope("acme")
+    stats.add_traffic([scope], 0.9)
+    store.broken = True
+    await stats.sync()
+    assert stats.sync_failures == 1
+    assert sum(stats.view(scope).buckets.traffic) == 1.0  # still counted here
+    store.broken = False
+    await stats.sync()
+    await stats.sync()
+    assert sum(stats.view(scope).buckets.traffic) == 1.0
+    assert sum(store.counters[scope.encode()].values()) == 1.0
+
+
+async def test_evidence_moves_the_threshold_down_and_an_audited_false_hit_up_at_once() -> None:
+    stats = AdaptiveStats(MemoryStore(), sync_seconds=3600)
+    serving = AdaptiveServing(stats)
+    scopes = scopes_of("acme", "en", "m")
+    assert serving.serving_threshold("acme", "en", "m", ADAPT) == ADAPT.accept_threshold
+    for _ in range(300):
+        stats.add_traffic(scopes, 0.85)
+        stats.add_verdict(scopes, 0.85, 1.0)
+    lowered = serving.serving_threshold("acme", "en", "m", ADAPT)
+    assert lowered is not None and 0.8 <= lowered <= 0.85
+    for _ in range(40):
+        serving.audit_verdict("acme", "en", "m", 0.85, agrees=False)
+    assert serving.serving_threshold("acme", "en", "m", ADAPT) == ADAPT.accept_threshold
+    assert stats.view(Scope("acme")).tallies["audit_false"] == 40
+
+
+async def test_observe_never_changes_the_threshold() -> None:
+    stats = AdaptiveStats(MemoryStore(), sync_seconds=3600)
+    observe = SemanticCachePolicy()
+    assert observe.adaptive.mode == "observe"
+    scopes = scopes_of("acme", "en", "m")
+    for _ in range(300):
+        stats.add_traffic(scopes, 0.85)
+        stats.add_verdict(scopes, 0.85, 1.0)
+    assert AdaptiveServing(stats).serving_threshold("acme", "en", "m", observe) is None
+
+
+async def test_a_language_decides_on_its_own_once_it_has_enough_verdicts() -> None:
+    stats = AdaptiveStats(MemoryStore(), sync_seconds=3600)
+    zh = scopes_of("acme", "zh", "m")
+    stats.add_verdict(zh, 0.9, 1.0)
+    assert stats.deciding_scope(zh, 50) == Scope("acme")
+    for _ in range(60):
+        stats.add_verdict(zh, 0.9, 1.0)
+    assert stats.deciding_scope(zh, 50) == Scope("acme", language="zh")
+
+
+async def test_changes_stay_visible_while_a_sync_writes_them() -> None:
+    store = MemoryStore()
+    stats = AdaptiveStats(store, sync_seconds=3600)
+    scope = Scope("acme")
+    stats.add_traffic([scope], 0.9)
+    seen: list[float] = []
+    original = store.add
+
+    async def watching_add(deltas: Counters) -> None:
+        seen.append(sum(stats.view(scope).buckets.traffic))
+        await original(deltas)
+
+    store.add = watching_add  # type: ignore[method-assign]
+    await stats.sync()
+    assert seen == [1.0]
+    assert sum(stats.view(scope).buckets.traffic) == 1.0
