@@ -12,6 +12,7 @@ table.
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Awaitable, Callable
 
 from gateway.cache.eviction import CapacityLedger, EvictionReason
 from gateway.cache.limits import StoreLimits
@@ -164,3 +165,15 @@ class TableBudget:
     def _publish(self) -> None:
         if self._ledger is not None:
             self._ledger.set_usage(self._store, self.entries, self.size_bytes)
+
+
+async def sweep_in_steps(run_step: Callable[[], Awaitable[int]]) -> int:
+    """Run sweep steps (each one transaction of at most `SWEEP_BATCH` deletions, so
+    requests are served between them) until one deletes less than a batch; returns
+    how many rows went in all."""
+    deleted = 0
+    while True:
+        swept = await run_step()
+        deleted += swept
+        if swept < SWEEP_BATCH:
+            return deleted

@@ -19,7 +19,7 @@ from typing import TypeVar
 
 import orjson
 
-from gateway.cache.budget import SWEEP_BATCH, TableBudget
+from gateway.cache.budget import TableBudget, sweep_in_steps
 from gateway.cache.eviction import CapacityLedger
 from gateway.cache.limits import StoreLimits
 from gateway.cache.protocols import CachedCompletion
@@ -298,12 +298,7 @@ class SQLiteExactCache:
             self._ensure_counted()
             return self._budget.sweep_step(self._db.connection, now)
 
-        deleted = 0
-        while True:
-            swept = await self._db.run(_step)
-            deleted += swept
-            if swept < SWEEP_BATCH:
-                return deleted
+        return await sweep_in_steps(lambda: self._db.run(_step))
 
     async def ping(self) -> bool:
         return await self._db.ping()

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import orjson
 
-from gateway.cache.budget import SWEEP_BATCH, TableBudget
+from gateway.cache.budget import TableBudget, sweep_in_steps
 from gateway.cache.embedded import SQLiteDatabase
 from gateway.cache.eviction import CapacityLedger
 from gateway.cache.limits import StoreLimits
@@ -493,12 +493,7 @@ class SQLiteSessionStore:
             self._ensure_counted()
             return self._budget.sweep_step(self._db.connection, now)
 
-        deleted = 0
-        while True:
-            swept = await self._db.run(_step)
-            deleted += swept
-            if swept < SWEEP_BATCH:
-                return deleted
+        return await sweep_in_steps(lambda: self._db.run(_step))
 
     async def load(self, tenant: str, user: str, session: str) -> list[SessionItem]:
         now = self._clock()
