@@ -72,33 +72,28 @@ return 0
 """
 
 
-# Write a session and index it under its user, in one step: the index lives as long as
-# the user's longest-lived session, and expired sessions leave it on each write.
-_SAVE_SESSION = """
-redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-local now = tonumber(ARGV[4])
-local ttl = tonumber(ARGV[2])
-redis.call('ZADD', KEYS[2], now + ttl, ARGV[3])
+def _save_session_lua(first: int, result: str) -> str:
+    """Write a session and index it under its user, in one step: the index lives as long
+    as the user's longest-lived session, and expired sessions leave it on each write.
+    Its arguments (items, TTL in ms, session id, now in ms) start at ARGV[`first`]."""
+    items, ttl, session, now = (f"ARGV[{first + offset}]" for offset in range(4))
+    return f"""
+redis.call('SET', KEYS[1], {items}, 'PX', {ttl})
+local now = tonumber({now})
+local ttl = tonumber({ttl})
+redis.call('ZADD', KEYS[2], now + ttl, {session})
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
 if redis.call('PTTL', KEYS[2]) < ttl then
   redis.call('PEXPIRE', KEYS[2], ttl)
 end
-return 0
+return {result}
 """
+
+
+_SAVE_SESSION = _save_session_lua(1, "0")
 # The same, with the session's accounting and LRU eviction past `capacity.sessions`
-# (see gateway/cache/redis_capacity.py): ARGV[10] items, [11] TTL (ms), [12] session id,
-# [13] now (ms).
-_SAVE_CAPPED_SESSION = """
-redis.call('SET', KEYS[1], ARGV[10], 'PX', ARGV[11])
-local now = tonumber(ARGV[13])
-local ttl = tonumber(ARGV[11])
-redis.call('ZADD', KEYS[2], now + ttl, ARGV[12])
-redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
-if redis.call('PTTL', KEYS[2]) < ttl then
-  redis.call('PEXPIRE', KEYS[2], ttl)
-end
-return account(KEYS[1])
-"""
+# (see gateway/cache/redis_capacity.py): the capacity arguments come first, ARGV[1..9].
+_SAVE_CAPPED_SESSION = _save_session_lua(10, "account(KEYS[1])")
 # Replace a session's items only if nobody wrote it since it was read; keep its TTL.
 _REPLACE_SESSION = """
 if redis.call('GET', KEYS[1]) == ARGV[1] then
@@ -477,6 +472,7 @@ class RedisSessionStore:
         self._connection = backend.connection
         self._capacity = capacity
         self._save_capped = None if capacity is None else capacity.register(_SAVE_CAPPED_SESSION)
+        self._save = backend.connection.client.register_script(_SAVE_SESSION)
 
     def _key(self, tenant: str, user: str, session: str) -> str:
         return self._backend.key("session", tenant, user, session)
@@ -508,11 +504,10 @@ class RedisSessionStore:
             self._capacity.settle(reply)
             return
 
-        async def _save(client: Redis) -> None:
-            script = client.register_script(_SAVE_SESSION)
-            await script(keys=keys, args=[payload, ttl_ms, session, now_ms])
-
-        await self._connection.run(_save)
+        save = self._save
+        await self._connection.run(
+            lambda client: save(keys=keys, args=[payload, ttl_ms, session, now_ms], client=client)
+        )
 
     async def sweep_expired(self) -> int:
         """Drop the bookkeeping of sessions Redis expired or evicted itself."""
