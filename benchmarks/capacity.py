@@ -299,7 +299,7 @@ def main() -> int:
         f"{args.prompts} prompts over {args.namespaces} namespaces, {args.backend}"
     )
     if not args.only_policies and args.backend == "redis":
-        from gateway.devtools.redis_server import RedisServer
+        from gateway.testing.redis_server import RedisServer
 
         with tempfile.TemporaryDirectory(prefix="capacity-redis-") as directory:
             server = RedisServer(log_path=Path(directory) / "redis.log").start()

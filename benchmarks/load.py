@@ -65,19 +65,19 @@ from loadkit.targets import (
     start_upstream,
 )
 
-from gateway.bench.constants import (
+from gateway.testing.redis_server import RedisServer
+from gateway_tools.bench.constants import (
     CHAT_PATH,
     CLIENT_NAME,
     REDIS,
     UPSTREAM_START_SECONDS,
     BenchError,
 )
-from gateway.bench.formatting import fmt_counts
-from gateway.bench.processes import Server, start_redis, stop, wait_until_ready
-from gateway.bench.prompts import chat_body
-from gateway.bench.report import say
-from gateway.bench.runner import storage_state
-from gateway.devtools.redis_server import RedisServer
+from gateway_tools.bench.formatting import fmt_counts
+from gateway_tools.bench.processes import Server, start_redis, stop, wait_until_ready
+from gateway_tools.bench.prompts import chat_body
+from gateway_tools.bench.report import say
+from gateway_tools.bench.runner import storage_state
 
 # The gateways and the proxy start at the same time on few cores: each loads its models
 # (gateway: spaCy, the sentence encoder; proxy: litellm) while the others do.

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import orjson
 
-from gateway.bench.constants import (
+from gateway_tools.bench.constants import (
     BACKEND_CHOICES,
     CHAT_PATH,
     EMBEDDED,
@@ -36,12 +36,12 @@ from gateway.bench.constants import (
     UPSTREAM_START_SECONDS,
     BenchError,
 )
-from gateway.bench.http_client import Endpoint, HttpConnection, request_head
-from gateway.bench.measure import Series, prime, timed_call
-from gateway.bench.processes import Server, start_redis, start_servers, stop, storage_config
-from gateway.bench.processes import wait_until_ready as wait_ready
-from gateway.bench.prompts import chat_body
-from gateway.bench.report import percentiles
+from gateway_tools.bench.http_client import Endpoint, HttpConnection, request_head
+from gateway_tools.bench.measure import Series, prime, timed_call
+from gateway_tools.bench.processes import Server, start_redis, start_servers, stop, storage_config
+from gateway_tools.bench.processes import wait_until_ready as wait_ready
+from gateway_tools.bench.prompts import chat_body
+from gateway_tools.bench.report import percentiles
 
 USER_WITHOUT_MEMORIES = "bench-user-empty"
 USER_WITH_MEMORIES = "bench-user-full"

@@ -6,7 +6,7 @@ rank it for a query, build the injected block. Embedded vs Redis, by scope size.
 Memories are synthetic sentences with codes and random unit 512-d vectors (seeded); the
 query vector is given, so the embedder's time (~1-2 ms for the local one, reused from
 the semantic lookup when both run) is not part of the numbers. Redis: a fresh Redis 8 on
-loopback (`gateway.devtools.redis_server`), stopped at the end. Reports median and p99
+loopback (`gateway.testing.redis_server`), stopped at the end. Reports median and p99
 in milliseconds, both backends side by side, for a scope that changed since the last
 request (loaded and indexed again) and for one that did not (the usual case).
 """
@@ -27,7 +27,6 @@ import numpy as np
 import orjson
 
 from gateway.cache.redis_backend import RedisBackend
-from gateway.devtools.redis_server import RedisServer
 from gateway.memory.embedded_store import open_embedded_memory
 from gateway.memory.inject import build_block
 from gateway.memory.records import MemoryRecord, MemoryScope, new_memory_id
@@ -38,6 +37,7 @@ from gateway.memory.session import from_retrieval
 from gateway.memory.store import MemoryStore
 from gateway.memory.tokens import Tokenizers
 from gateway.policy.models import MemoryPolicy
+from gateway.testing.redis_server import RedisServer
 
 DIMENSIONS = 512
 WORDS = [

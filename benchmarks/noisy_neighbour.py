@@ -30,9 +30,10 @@ from pathlib import Path
 import orjson
 import yaml
 
-from gateway.bench.constants import CHAT_PATH, HOST, MODEL, TENANT_KEY
-from gateway.bench.http_client import HttpConnection, request_head
-from gateway.bench.processes import (
+from gateway.testing.threaded_server import free_port
+from gateway_tools.bench.constants import CHAT_PATH, HOST, MODEL, TENANT_KEY
+from gateway_tools.bench.http_client import HttpConnection, request_head
+from gateway_tools.bench.processes import (
     Server,
     spawn,
     stop,
@@ -40,7 +41,6 @@ from gateway.bench.processes import (
     wait_until_ready,
     write_config,
 )
-from gateway.devtools.threaded_server import free_port
 
 NOISY_KEY = "sk-bench-noisy"
 QUESTIONS = 20
@@ -72,7 +72,7 @@ def start_servers(workdir: Path) -> tuple[Server, Server]:
     upstream_log, gateway_log = workdir / "upstream.log", workdir / "gateway.log"
     upstream = Server(
         "fake upstream",
-        spawn(["-m", "gateway.devtools.fake_upstream", "--port", str(upstream_port)], upstream_log),
+        spawn(["-m", "gateway.testing.fake_upstream", "--port", str(upstream_port)], upstream_log),
         upstream_port,
         upstream_log,
     )

@@ -5,7 +5,7 @@
 
 Starts the fake upstream and the gateway on loopback, measures exact-hit and semantic-hit
 latency, the latency a miss adds over calling the upstream directly, and throughput; see
-gateway/bench/ for the method. `--backend` picks the storage: embedded (the default),
+gateway_tools/bench/ for the method. `--backend` picks the storage: embedded (the default),
 redis (a Redis 8 with RediSearch the benchmark starts on loopback) or both, side by side.
 """
 
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import argparse
 
-from gateway.bench import BACKEND_CHOICES, EMBEDDED, run_benchmark
+from gateway_tools.bench import BACKEND_CHOICES, EMBEDDED, run_benchmark
 
 
 def main() -> int:

@@ -2,7 +2,7 @@
 
     python benchmarks/soak.py [--minutes 5] [--rate 50] [--output soak.json]
 
-Starts Redis (`gateway.devtools.redis_server`), the fake upstream and `gateway serve` on
+Starts Redis (`gateway.testing.redis_server`), the fake upstream and `gateway serve` on
 the Redis backend, primes the 300 questions of the mixed workload (see
 `loadkit.prompts`), then sends the mix (60 % repeats, 20 % paraphrases, 20 % new) open
 loop at `--rate` requests per second for `--minutes`. Halfway it kills Redis, waits
@@ -39,7 +39,8 @@ from loadkit.prompts import NEW, PARAPHRASE, REPEAT, WORKLOADS, Cursors, PromptB
 from loadkit.report import machine
 from loadkit.targets import GATEWAY, Target
 
-from gateway.bench.constants import (
+from gateway.testing.redis_server import RedisServer
+from gateway_tools.bench.constants import (
     CHAT_PATH,
     CLIENT_NAME,
     EXACT,
@@ -50,8 +51,8 @@ from gateway.bench.constants import (
     UPSTREAM_START_SECONDS,
     BenchError,
 )
-from gateway.bench.formatting import fmt, fmt_counts, ranked_counts
-from gateway.bench.processes import (
+from gateway_tools.bench.formatting import fmt, fmt_counts, ranked_counts
+from gateway_tools.bench.processes import (
     Server,
     start_redis,
     start_servers,
@@ -59,10 +60,9 @@ from gateway.bench.processes import (
     storage_config,
     wait_until_ready,
 )
-from gateway.bench.prompts import chat_body
-from gateway.bench.report import percentiles, say
-from gateway.bench.runner import storage_state
-from gateway.devtools.redis_server import RedisServer
+from gateway_tools.bench.prompts import chat_body
+from gateway_tools.bench.report import percentiles, say
+from gateway_tools.bench.runner import storage_state
 
 GATEWAY_START_SECONDS = 120.0
 MIX = WORKLOADS["mix"]

@@ -20,7 +20,7 @@ Sizes are cumulative: the indexes are loaded up to the first size, measured, loa
 to the next, measured again. Loads run `--batch` adds concurrently (asyncio.gather).
 
 Embedded: one `EmbeddedVectorIndex` per layout, in a temporary directory. Redis: a fresh
-Redis 8 with RediSearch on loopback (`gateway.devtools.redis_server`, stopped at the end),
+Redis 8 with RediSearch on loopback (`gateway.testing.redis_server`, stopped at the end),
 keys under a prefix of their own. Redis holds both layouts in ONE index: each entry's
 fingerprint tag names its partition in both layouts ("one,spread-17"; the tag field is
 comma-separated), and a query filters on one tag exactly as on a one-layout index. That
@@ -63,8 +63,8 @@ from gateway.cache.vector_index import (
     VectorIndex,
     index_name_for,
 )
-from gateway.devtools.redis_server import RedisServer, RedisServerUnavailable
 from gateway.settings import StorageSettings
+from gateway.testing.redis_server import RedisServer, RedisServerUnavailable
 
 Matrix = npt.NDArray[np.float32]
 

@@ -82,7 +82,7 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _bench(args: argparse.Namespace) -> int:
-    from gateway.bench import run_benchmark
+    from gateway_tools.bench import run_benchmark
 
     return run_benchmark(requests=args.requests, output=args.output, backend=args.backend)
 
@@ -93,7 +93,7 @@ def _eval(args: argparse.Namespace) -> int:
     if args.what == "memory":
         import shlex
 
-        from gateway.evaluation.memory_recall import run_memory_eval
+        from gateway_tools.evaluation.memory_recall import run_memory_eval
 
         return run_memory_eval(
             Path(args.data) if args.data else None,
@@ -107,7 +107,7 @@ def _eval(args: argparse.Namespace) -> int:
     if args.what == "adaptive":
         return _eval_adaptive(args)
 
-    from gateway.evaluation.run import DEFAULT_SETS, run_eval
+    from gateway_tools.evaluation.run import DEFAULT_SETS, run_eval
 
     return run_eval(
         args.what,
@@ -126,8 +126,8 @@ def _eval(args: argparse.Namespace) -> int:
 def _eval_adaptive(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from gateway.evaluation.adaptive_run import ADAPTIVE_SETS, run_adaptive_eval
-    from gateway.evaluation.adaptive_sim import SimulationSettings
+    from gateway_tools.evaluation.adaptive_run import ADAPTIVE_SETS, run_adaptive_eval
+    from gateway_tools.evaluation.adaptive_sim import SimulationSettings
 
     try:
         judge_errors = [float(x) for x in args.judge_errors.split(",") if x.strip()]
@@ -251,7 +251,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--half",
         choices=["a", "b"],
         help="pairs: only this half of each set (split by first sentence), to measure a "
-        "reviewer trained on the other half (python -m gateway.review.train --half)",
+        "reviewer trained on the other half "
+        "(python -m gateway_tools.training.train_reviewer --half)",
     )
     evaluate.add_argument(
         "--reviewer-weights", help="pairs: local reviewer weights to use instead of the packaged"
@@ -336,7 +337,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _add_adaptive_arguments(evaluate: argparse.ArgumentParser) -> None:
-    from gateway.evaluation.adaptive_sim import DEFAULT_MIN_STREAM
+    from gateway_tools.evaluation.adaptive_sim import DEFAULT_MIN_STREAM
 
     adaptive = evaluate.add_argument_group("adaptive (gateway eval adaptive)")
     adaptive.add_argument(

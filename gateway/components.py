@@ -11,11 +11,11 @@ from dataclasses import dataclass
 
 from gateway.classify.classifier import RequestClassifier
 from gateway.embed.protocol import Embedder
+from gateway.entities.entities import EntityComparator
 from gateway.nlp import TextAnalyzer
 from gateway.pipeline.semantic import StructureGuard
 from gateway.providers.protocol import Provider
 from gateway.review.protocol import Reviewer
-from gateway.semantic.entities import EntityComparator
 from gateway.settings import GatewayConfig
 
 

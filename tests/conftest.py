@@ -24,11 +24,11 @@ from gateway.components import (
     load_local_embedder,
     load_text_components,
 )
-from gateway.devtools.fake_upstream import UpstreamLog, create_fake_upstream
-from gateway.devtools.redis_server import RedisServer
-from gateway.devtools.threaded_server import ThreadedServer, free_port
 from gateway.providers.protocol import Provider
 from gateway.settings import GatewayConfig, parse_config
+from gateway.testing.fake_upstream import UpstreamLog, create_fake_upstream
+from gateway.testing.redis_server import RedisServer
+from gateway.testing.threaded_server import ThreadedServer, free_port
 
 TENANT_KEYS = {"acme": "sk-acme-1", "globex": "sk-globex-1"}
 ADMIN_KEY = "sk-admin-1"

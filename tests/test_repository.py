@@ -19,9 +19,9 @@ def _run(*command: str) -> subprocess.CompletedProcess[str]:
 
 def test_ruff_is_clean() -> None:
     assert shutil.which("ruff"), "ruff is a test dependency"
-    check = _run("ruff", "check", "gateway", "tests", "benchmarks")
+    check = _run("ruff", "check", "gateway", "gateway_tools", "tests", "benchmarks")
     assert check.returncode == 0, check.stdout + check.stderr
-    formatted = _run("ruff", "format", "--check", "gateway", "tests", "benchmarks")
+    formatted = _run("ruff", "format", "--check", "gateway", "gateway_tools", "tests", "benchmarks")
     assert formatted.returncode == 0, formatted.stdout + formatted.stderr
 
 

@@ -5,7 +5,7 @@
   and the workloads that draw from them;
 - `targets`: the servers under test (fake upstream, gateway, LiteLLM proxy) and how each
   reports the cache layer of an answer;
-- `driver`: priming and closed-loop phases on the raw HTTP client of `gateway.bench`;
+- `driver`: priming and closed-loop phases on the raw HTTP client of `gateway_tools.bench`;
 - `report`: the load benchmark's rows, markdown table and JSON.
 
 The scripts run as `python benchmarks/<script>.py`, which puts this folder's parent on

@@ -1,4 +1,4 @@
-"""Priming and closed-loop phases, on the raw HTTP/1.1 client of `gateway.bench`.
+"""Priming and closed-loop phases, on the raw HTTP/1.1 client of `gateway_tools.bench`.
 
 That client costs ~0.04 ms of CPU per request (httpx ~0.45 ms): on a 2-core machine
 the client's CPU is taken from the servers, so it must be as small as possible, and it
@@ -13,9 +13,9 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from gateway.bench.constants import HOST, REQUEST_TIMEOUT_SECONDS, BenchError
-from gateway.bench.formatting import fmt_counts, ranked_counts
-from gateway.bench.http_client import REQUEST_FAILURES, HttpConnection, HttpResponse
+from gateway_tools.bench.constants import HOST, REQUEST_TIMEOUT_SECONDS, BenchError
+from gateway_tools.bench.formatting import fmt_counts, ranked_counts
+from gateway_tools.bench.http_client import REQUEST_FAILURES, HttpConnection, HttpResponse
 from loadkit.prompts import Request
 from loadkit.targets import Target
 

@@ -14,8 +14,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from gateway.bench.constants import HOST
-from gateway.bench.http_client import HttpConnection
+from gateway_tools.bench.constants import HOST
+from gateway_tools.bench.http_client import HttpConnection
 from loadkit.driver import send
 from loadkit.prompts import Request
 from loadkit.targets import Target

@@ -89,7 +89,7 @@ def machine_busy_seconds() -> float:
 
 def child_pid_with(*tokens: str) -> int | None:
     """A child of this process whose command line holds every token (the Redis server,
-    whose handle `gateway.devtools.redis_server` keeps private)."""
+    whose handle `gateway.testing.redis_server` keeps private)."""
     me = os.getpid()
     for pid in _all_pids():
         if _parent_of(pid) != me:

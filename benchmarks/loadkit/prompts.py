@@ -15,7 +15,7 @@ against all 300 questions primed at once. Frames that changed word order ("In Py
 how do I ...") or register ("how do i ...") were dropped: the structure guard or the
 threshold rejects some of them, and a paraphrase phase must measure the hit path.
 
-New prompts come from `gateway.bench.prompts.MissPrompts`: mutually dissimilar, so a
+New prompts come from `gateway_tools.bench.prompts.MissPrompts`: mutually dissimilar, so a
 gateway miss takes the whole path (embed, search, below threshold), never a semantic hit
 on an earlier new prompt. They are generated once per run (~1.5 s for 30,000), so the
 client spends no time on them during a phase.
@@ -28,7 +28,7 @@ import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from gateway.bench.prompts import MissPrompts, chat_body
+from gateway_tools.bench.prompts import MissPrompts, chat_body
 
 REPEAT, PARAPHRASE, NEW = "repeat", "paraphrase", "new"
 KINDS = (REPEAT, PARAPHRASE, NEW)

@@ -8,8 +8,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from gateway.bench.formatting import fmt, ranked_counts
-from gateway.bench.report import percentiles
+from gateway_tools.bench.formatting import fmt, ranked_counts
+from gateway_tools.bench.report import percentiles
 from loadkit.driver import PhaseStats
 from loadkit.procstats import MIB
 from loadkit.targets import Target

@@ -27,7 +27,8 @@ from pathlib import Path
 
 import yaml
 
-from gateway.bench.constants import (
+from gateway.testing.threaded_server import free_port
+from gateway_tools.bench.constants import (
     CHAT_PATH,
     EMBEDDED,
     EXACT,
@@ -39,9 +40,8 @@ from gateway.bench.constants import (
     TENANT_KEY,
     UPSTREAM_KEY,
 )
-from gateway.bench.http_client import Endpoint
-from gateway.bench.processes import Server, spawn, storage_config, write_config
-from gateway.devtools.threaded_server import free_port
+from gateway_tools.bench.http_client import Endpoint
+from gateway_tools.bench.processes import Server, spawn, storage_config, write_config
 from loadkit.prompts import NEW, PARAPHRASE, REPEAT, PromptBank
 
 UPSTREAM, GATEWAY, LITELLM = "upstream", "gateway", "litellm"
@@ -131,7 +131,7 @@ def _fresh_port(taken: set[int]) -> int:
 def start_upstream(workdir: Path, name: str, ports: set[int]) -> Server:
     port = _fresh_port(ports)
     log = workdir / f"{name}.log"
-    process = spawn(["-m", "gateway.devtools.fake_upstream", "--port", str(port)], log)
+    process = spawn(["-m", "gateway.testing.fake_upstream", "--port", str(port)], log)
     return Server(name, process, port, log)
 
 

@@ -21,9 +21,9 @@ from typing import Any, Protocol
 import numpy as np
 
 from gateway.embed.protocol import Embedder
+from gateway.entities.entities import EntityComparator
 from gateway.providers.protocol import Provider
 from gateway.review.litellm_reviewer import build_messages, parse_verdict
-from gateway.semantic.entities import EntityComparator
 
 
 @dataclass(frozen=True, slots=True)

@@ -38,12 +38,12 @@ from gateway.adaptive.stats import AdaptiveStats, Scope, scopes_of
 from gateway.cache.protocols import CachedCompletion
 from gateway.cache.vector_index import SemanticEntry
 from gateway.embed.protocol import Embedder
+from gateway.entities.entities import EntityComparator
 from gateway.pipeline.context import ChatContext
 from gateway.pipeline.reasons import Layer
 from gateway.pipeline.semantic import StructureGuard, judge_candidate, stored_answer_text
 from gateway.policy.models import AdaptivePolicy
 from gateway.providers.protocol import Provider
-from gateway.semantic.entities import EntityComparator
 from gateway.telemetry.throttled_log import ThrottledLogger
 
 logger = logging.getLogger(__name__)

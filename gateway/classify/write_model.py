@@ -17,7 +17,7 @@ It only ever adds write verdicts, and only where its training data speaks:
   prompts) are not scored: the training utterances are one-sentence commands.
 
 Weights: `gateway/classify/models/write-intent-en-v1.json`, fitted by
-`python -m gateway.classify.train_write_model` on CLINC150 train (CC BY 3.0) and SNIPS
+`python -m gateway_tools.training.train_write_model` on CLINC150 train (CC BY 3.0) and SNIPS
 train (CC0); the file records both, the threshold and the held-out metrics. Scoring is a
 set of dictionary lookups (~6 microseconds for a ten-word turn).
 """

@@ -34,6 +34,7 @@ from gateway.cache.keys import compatibility_fingerprint
 from gateway.cache.protocols import CachedCompletion
 from gateway.cache.vector_index import SemanticEntry, VectorIndex
 from gateway.embed.protocol import Embedder
+from gateway.entities.entities import EntityComparator
 from gateway.nlp import detect_language
 from gateway.pipeline.cache_controls import entry_ttl_seconds
 from gateway.pipeline.context import ChatContext
@@ -41,7 +42,6 @@ from gateway.pipeline.reasons import Layer, Reason
 from gateway.pipeline.serve_check import why_not_servable
 from gateway.policy.models import SemanticCachePolicy
 from gateway.review.protocol import Reviewer, ReviewVerdict
-from gateway.semantic.entities import EntityComparator
 from gateway.telemetry.throttled_log import ThrottledLogger
 from gateway.turn import ask_length
 

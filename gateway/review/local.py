@@ -5,7 +5,7 @@ order and roles ("flights from A to B" vs "B to A", "X hired Y" vs "Y hired X") 
 different requests that share most of their words. Features are computed in pure Python
 (`gateway.review.features`, well under a millisecond per pair) and scored by an additive
 model of step functions (`gateway.review.model`) whose weights were fitted by
-`python -m gateway.review.train` on PAWS / PAWS-X only (licensed for any purpose).
+`python -m gateway_tools.training.train_reviewer` on PAWS / PAWS-X only (licensed for any purpose).
 
 The decision threshold is per language (English and Chinese behave differently under
 the same features) and was chosen so that few PAWS-style negatives are accepted: a false
@@ -95,7 +95,7 @@ class LocalPairReviewer:
             # work (the steps are monotone) but their similarity cuts sit on another scale.
             logger.warning(
                 "%s weights were fitted on raw cosine, not the calibrated scale; "
-                "retrain with `python -m gateway.review.train`",
+                "retrain with `python -m gateway_tools.training.train_reviewer`",
                 self.name,
             )
 

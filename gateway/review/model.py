@@ -6,7 +6,7 @@ per feature afterwards leaves a few cut points per feature, so inference is one 
 per feature in pure Python (microseconds), and every feature's effect can be read off
 the JSON. Training enforces a direction per feature (better order agreement of the shared
 words never lowers the score, a negation mismatch never raises it; see `MONOTONE` in
-`gateway.review.train` for all of them and why), so the model cannot learn PAWS
+`gateway_tools.training.train_reviewer` for all of them and why), so the model cannot learn PAWS
 artefacts that would run against the meaning of a feature.
 """
 

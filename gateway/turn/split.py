@@ -40,7 +40,7 @@ import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from gateway.semantic.quotes import MAX_QUOTED_WORDS_CHARS, QUOTED_SPAN
+from gateway.entities.quotes import MAX_QUOTED_WORDS_CHARS, QUOTED_SPAN
 
 # --- marked material -------------------------------------------------------------
 
@@ -192,7 +192,7 @@ class _Extractor:
 
     def take_long_quotes(self) -> None:
         """Quoted passages; short quoted words stay in the ask, where the entity
-        comparison holds them to the same words (`gateway/semantic/quotes.py`)."""
+        comparison holds them to the same words (`gateway/entities/quotes.py`)."""
 
         def replace(match: re.Match[str]) -> str:
             inner = next(group for group in match.groups() if group is not None)

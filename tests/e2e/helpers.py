@@ -13,7 +13,7 @@ from pathlib import Path
 import httpx
 from openai import OpenAI
 
-from gateway.devtools.threaded_server import free_port
+from gateway.testing.threaded_server import free_port
 from tests.conftest import TENANT_KEYS, FakeUpstream, GatewayFactory, RunningGateway
 
 

@@ -18,8 +18,8 @@ from typing import Any
 import httpx
 import pytest
 
-from gateway.devtools.fake_upstream import meaning_answer
-from gateway.devtools.redis_server import RedisServer
+from gateway.testing.fake_upstream import meaning_answer
+from gateway.testing.redis_server import RedisServer
 from tests.conftest import ADMIN_KEY, FakeUpstream, GatewayFactory, RunningGateway
 from tests.conftest import gateway_config_dict as base_config
 from tests.e2e.helpers import client_for

@@ -13,9 +13,9 @@ import pytest
 
 from gateway.cli import main
 from gateway.components import ComponentsFactory
-from gateway.devtools.threaded_server import free_port
 from gateway.memory.inject import MEMORY_HEADER
 from gateway.settings import parse_config
+from gateway.testing.threaded_server import free_port
 from gateway.warmup.command import import_options, run_import
 from tests.conftest import FakeUpstream, GatewayFactory, RunningGateway, gateway_config_dict
 from tests.e2e.helpers import client_for, unique_prompt, upstream_calls

@@ -16,7 +16,7 @@ import httpx
 import pytest
 import redis
 
-from gateway.devtools.redis_server import RedisServer
+from gateway.testing.redis_server import RedisServer
 from tests.conftest import ADMIN_KEY, TENANT_KEYS, FakeUpstream, GatewayFactory, RunningGateway
 from tests.e2e.helpers import client_for, gateway_with_policies, unique_prompt, upstream_calls
 

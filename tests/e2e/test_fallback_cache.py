@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from gateway.devtools.threaded_server import free_port
+from gateway.testing.threaded_server import free_port
 from tests.conftest import FakeUpstream, GatewayFactory, RunningGateway, gateway_config_dict
 from tests.e2e.helpers import client_for, gateway_with_policies, unique_prompt, upstream_calls
 

@@ -12,8 +12,8 @@ from typing import Any
 import httpx
 import pytest
 
-from gateway.devtools.redis_server import RedisServer
 from gateway.memory.inject import MEMORY_HEADER, MEMORY_OPEN, is_memory_block
+from gateway.testing.redis_server import RedisServer
 from tests.conftest import ADMIN_KEY, TENANT_KEYS, FakeUpstream, GatewayFactory, RunningGateway
 from tests.e2e.helpers import client_for, gateway_with_policies, unique_prompt, upstream_calls
 

@@ -11,7 +11,7 @@ import httpx
 import pytest
 import yaml
 
-from gateway.devtools.redis_server import RedisServer
+from gateway.testing.redis_server import RedisServer
 from tests.conftest import TENANT_KEYS, FakeUpstream, GatewayFactory, gateway_config_dict
 from tests.e2e.helpers import GatewayProcess, client_for, unique_prompt, upstream_calls
 

@@ -10,7 +10,7 @@ from typing import Any
 import openai
 import pytest
 
-from gateway.devtools.threaded_server import free_port
+from gateway.testing.threaded_server import free_port
 from tests.conftest import FakeUpstream, GatewayFactory, gateway_config_dict
 from tests.e2e.helpers import client_for, unique_prompt, upstream_calls
 

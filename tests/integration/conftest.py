@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator, Iterator
 import pytest
 
 from gateway.cache.redis_connection import RedisConnection
-from gateway.devtools.redis_server import RedisServer
+from gateway.testing.redis_server import RedisServer
 
 
 @pytest.fixture(scope="session")

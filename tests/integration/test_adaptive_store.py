@@ -11,7 +11,7 @@ import pytest
 from gateway.adaptive.stats import AdaptiveStats, Scope
 from gateway.adaptive.store import AdaptiveCounterStore, RedisAdaptiveStore, SQLiteAdaptiveStore
 from gateway.cache.redis_backend import RedisBackend
-from gateway.devtools.redis_server import RedisServer
+from gateway.testing.redis_server import RedisServer
 
 Opener = Callable[[], Awaitable[AdaptiveCounterStore]]
 

@@ -14,7 +14,6 @@ import pytest
 
 from gateway.cache.redis_backend import RedisBackend
 from gateway.cache.redis_connection import StoreUnavailable
-from gateway.devtools.redis_server import RedisServer
 from gateway.memory.embedded_store import open_embedded_memory
 from gateway.memory.records import MemoryRecord, MemoryScope
 from gateway.memory.redis_store import RedisMemoryStore, RedisSessionStore
@@ -30,6 +29,7 @@ from gateway.memory.store import (
     UserQuota,
 )
 from gateway.policy.models import Policy
+from gateway.testing.redis_server import RedisServer
 from tests.unit.memory.fakes import TableEmbedder
 
 Stores = tuple[MemoryStore, SessionStore]

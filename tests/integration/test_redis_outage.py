@@ -21,8 +21,8 @@ from gateway.cache.redis_connection import RedisConnection, RedisSearchMissing, 
 from gateway.cache.redis_exact import RedisExactCache
 from gateway.cache.redis_vectors import RedisVectorIndex
 from gateway.cache.vector_index import SemanticEntry, index_name_for
-from gateway.devtools.redis_server import RedisServer, redis_binaries
-from gateway.devtools.threaded_server import free_port
+from gateway.testing.redis_server import RedisServer, redis_binaries
+from gateway.testing.threaded_server import free_port
 
 T = TypeVar("T")
 INDEX = index_name_for("outage-model", 4)

@@ -12,7 +12,7 @@ from gateway.cache.redis_backend import RedisBackend
 from gateway.cache.redis_connection import RedisConnection
 from gateway.cache.redis_vectors import RedisVectorIndex
 from gateway.cache.vector_index import SemanticEntry, index_name_for
-from gateway.devtools.redis_server import RedisServer
+from gateway.testing.redis_server import RedisServer
 
 DIMS = 4
 

@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 import pytest
 
-from gateway.evaluation.adaptive_sim import (
+from gateway_tools.evaluation.adaptive_sim import (
     SimulationSettings,
     StreamPair,
     best_static,

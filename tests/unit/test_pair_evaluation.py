@@ -9,7 +9,11 @@ import numpy as np
 import pytest
 
 from gateway.embed.protocol import Vectors
-from gateway.evaluation.pairs import (
+from gateway.entities.entities import EntityComparator
+from gateway.nlp import TextAnalyzer
+from gateway.policy.models import SemanticCachePolicy
+from gateway.review.protocol import ReviewVerdict
+from gateway_tools.evaluation.pairs import (
     LabeledPair,
     ablation_variants,
     evaluate_pair_protocol,
@@ -19,10 +23,6 @@ from gateway.evaluation.pairs import (
     same_text,
     scaled,
 )
-from gateway.nlp import TextAnalyzer
-from gateway.policy.models import SemanticCachePolicy
-from gateway.review.protocol import ReviewVerdict
-from gateway.semantic.entities import EntityComparator
 
 # Texts that mean the same share a topic vector; the calibration is the identity, so
 # cosine 1.0 is served and orthogonal topics are below every threshold.

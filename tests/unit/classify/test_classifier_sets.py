@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from gateway.classify.classifier import RequestClassifier
-from gateway.evaluation.classifier_sets import (
+from gateway_tools.evaluation.classifier_sets import (
     ACTION_INTENTS,
     MIXED_INTENTS,
     Rate,

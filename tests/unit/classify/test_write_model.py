@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from gateway.classify.classifier import ClassifierSettings, NonCacheableClass, RequestClassifier
-from gateway.classify.train_write_model import main as train_main
 from gateway.classify.write_model import WriteIntentModel, WriteModelFormatError
 from gateway.pipeline.classify import classifier_settings
 from gateway.policy.models import ClassifierPolicy
+from gateway_tools.training.train_write_model import main as train_main
 
 WRITE_ONLY = ClassifierSettings(enabled=frozenset({NonCacheableClass.WRITE_INTENT}))
 RULES_ONLY = ClassifierSettings(

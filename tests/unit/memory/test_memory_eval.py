@@ -13,7 +13,9 @@ import numpy as np
 import pytest
 
 from gateway.embed.protocol import Vectors
-from gateway.evaluation.memory_recall import (
+from gateway.memory.inject import frame_tokens
+from gateway.memory.tokens import Tokenizers
+from gateway_tools.evaluation.memory_recall import (
     LOCOMO_FILE,
     BudgetExceeded,
     check_budget,
@@ -22,8 +24,6 @@ from gateway.evaluation.memory_recall import (
     parse_selection,
     run_memory_eval,
 )
-from gateway.memory.inject import frame_tokens
-from gateway.memory.tokens import Tokenizers
 
 TOPICS = {
     "ceramics": 0,

@@ -7,8 +7,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gateway.review import train
 from gateway.review.model import AdditiveModel
+from gateway_tools.training import train_reviewer as train
 
 
 def test_roc_auc_counts_ties_half() -> None:

@@ -1,1 +1,0 @@
-"""Safe semantic reuse: compatibility fingerprints and the entity comparison."""

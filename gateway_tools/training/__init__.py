@@ -1,0 +1,1 @@
+"""Fitting the shipped weights: the local reviewer and the write-intent model."""
