@@ -48,8 +48,11 @@ _rng = random.Random()
 
 
 def unique_prompt(text: str = "What is the capital of France?") -> str:
-    # A per-test token keeps tests independent on the session-wide upstream.
-    return f"{text} (topic {' '.join(_rng.choices(_WORDS, k=5))})"
+    # A per-test token keeps tests independent on the session-wide upstream. The words
+    # are distinct: two draws that differ only in which word repeats ("otter otter
+    # cedar" / "otter cedar cedar") hold the same set of content words, and the
+    # semantic cache rightly serves one for the other (12 of 400 such pairs).
+    return f"{text} (topic {' '.join(_rng.sample(_WORDS, k=5))})"
 
 
 def upstream_calls(upstream: FakeUpstream, prompt: str) -> int:
