@@ -75,6 +75,7 @@ def tenant_rows(stats: AdaptiveStats, policy_for: TenantPolicy) -> list[dict[str
                 "verdicts": round(view.buckets.total_judged(), 3),
                 "traffic": round(sum(view.buckets.traffic), 3),
                 "shadow_judged": int(tallies["shadow_judged"]),
+                "seeded_verdicts": int(tallies["seed_verdicts"]),
                 "left_on_table": {
                     "hits": round(tallies["shadow_accepted"], 3),
                     "tokens": round(tallies["left_tokens"], 1),

@@ -50,6 +50,7 @@ TALLIES = (
     "judge_cost_usd",
     "audit_verdicts",  # served semantic hits audited
     "audit_false",  # of those, found wrong
+    "seed_verdicts",  # verdicts `gateway cache import --seed-adaptive` added
 )
 
 
