@@ -13,7 +13,7 @@ from typing import Any
 
 from fastapi import FastAPI
 
-from gateway.adaptive.report import tenant_rows
+from gateway.adaptive.report import export_judge_metrics, tenant_rows
 from gateway.adaptive.serving import AdaptiveServing
 from gateway.adaptive.shadow import ShadowVerifier
 from gateway.adaptive.stats import AdaptiveStats
@@ -198,6 +198,7 @@ def _export_adaptive(
     ]  # fmt: skip
     for name, documentation, pick in counters:
         metrics.counter_at_scrape(name, documentation, labels, read(pick))
+    export_judge_metrics(metrics, stats)
     metrics.gauge_at_scrape(
         "gateway_hit_rate_drop_alert",
         "1 while the tenant's hit rate has fallen by the configured points within the window.",

@@ -183,6 +183,7 @@ def _cache_import(args: argparse.Namespace) -> int:
             tenant=args.tenant,
             namespace=args.namespace,
             include_user_records=args.include_user_records,
+            seed_adaptive=args.seed_adaptive,
         )
     except (ConfigError, UsageError) as exc:
         print(f"gateway: {exc}", file=sys.stderr)
@@ -317,6 +318,12 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="also import records whose body names a user while the policy injects memory "
         "(only for logs whose answers were written without the gateway's memory)",
+    )
+    cache_import.add_argument(
+        "--seed-adaptive",
+        action="store_true",
+        help="judge each record against its nearest earlier one (local judge, the two "
+        "recorded answers) and add the verdicts to the tenant's adaptive statistics",
     )
     cache_import.add_argument("--output", help="also write the summary as JSON to this path")
     cache_import.add_argument(

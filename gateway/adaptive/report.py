@@ -12,6 +12,7 @@ from gateway.adaptive.buckets import bucket_of
 from gateway.adaptive.stats import AdaptiveStats, Scope
 from gateway.adaptive.threshold import DEFAULT_PRIOR_STRENGTH, Z_ONE_SIDED_95, bucket_precision
 from gateway.policy.models import Policy
+from gateway.telemetry.metrics import GatewayMetrics
 
 # tenant -> the tenant's policy (for any model)
 TenantPolicy = Callable[[str], Policy]
@@ -74,6 +75,7 @@ def tenant_rows(stats: AdaptiveStats, policy_for: TenantPolicy) -> list[dict[str
                 "verdicts": round(view.buckets.total_judged(), 3),
                 "traffic": round(sum(view.buckets.traffic), 3),
                 "shadow_judged": int(tallies["shadow_judged"]),
+                "seeded_verdicts": int(tallies["seed_verdicts"]),
                 "left_on_table": {
                     "hits": round(tallies["shadow_accepted"], 3),
                     "tokens": round(tallies["left_tokens"], 1),
@@ -105,15 +107,73 @@ def tenant_rows(stats: AdaptiveStats, policy_for: TenantPolicy) -> list[dict[str
 
 
 def judge_rows(stats: AdaptiveStats) -> list[dict[str, Any]]:
+    """Per judge: its verdicts on pairs of known truth and the error rates they give
+    (the false-accept rate verdicts are corrected with is the estimate's 95 % upper
+    bound; `false_accept_estimate` is the point estimate under it)."""
     rows = []
     for judge in stats.judges():
-        errors = stats.judge_errors(judge)
+        estimate = stats.judge_estimate(judge)
+        errors = estimate.errors()
         rows.append(
             {
                 "judge": judge,
                 "known_pairs": stats.judge_truths(judge),
+                "known_same": estimate.same_seen,
+                "known_same_missed": estimate.same_missed,
+                "known_different": estimate.different_seen,
+                "known_different_accepted": estimate.different_accepted,
                 "miss_rate": round(errors.miss_rate, 4),
                 "false_accept_rate": round(errors.false_accept_rate, 4),
+                "false_accept_estimate": round(estimate.false_accept_estimate(), 4),
+                "informative": errors.informative,
             }
         )
     return rows
+
+
+def export_judge_metrics(metrics: GatewayMetrics, stats: AdaptiveStats) -> None:
+    """`/metrics`: per judge, the pairs of known truth it judged and its error rates."""
+    labels = ("judge", "truth")
+    metrics.counter_at_scrape(
+        "gateway_adaptive_judge_known_pairs",
+        "Pairs of known truth the judge judged: truth=same (exact repeats), "
+        "truth=different (near misses refused for a hard entity mismatch).",
+        labels,
+        lambda: [
+            row
+            for judge in stats.judges()
+            for row in (
+                ((judge, "same"), float(stats.judge_estimate(judge).same_seen)),
+                ((judge, "different"), float(stats.judge_estimate(judge).different_seen)),
+            )
+        ],
+    )
+    metrics.counter_at_scrape(
+        "gateway_adaptive_judge_known_pair_errors",
+        "Of those, the judge's wrong verdicts: truth=same said different (misses), "
+        "truth=different said same (false accepts).",
+        labels,
+        lambda: [
+            row
+            for judge in stats.judges()
+            for row in (
+                ((judge, "same"), float(stats.judge_estimate(judge).same_missed)),
+                ((judge, "different"), float(stats.judge_estimate(judge).different_accepted)),
+            )
+        ],
+    )
+    metrics.gauge_at_scrape(
+        "gateway_adaptive_judge_error_rate",
+        "The judge's error rate its verdicts are corrected with: kind=miss, "
+        "kind=false_accept (the one-sided 95 % upper bound).",
+        ("judge", "kind"),
+        lambda: [
+            row
+            for judge in stats.judges()
+            for errors in (stats.judge_errors(judge),)
+            for row in (
+                ((judge, "miss"), errors.miss_rate),
+                ((judge, "false_accept"), errors.false_accept_rate),
+            )
+        ],
+    )

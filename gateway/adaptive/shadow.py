@@ -12,7 +12,10 @@ verdict; an accepted one is a hit left on the table, with the tokens and cost it
 answer took upstream. Unsampled misses cost nothing after the response.
 
 Exact repeats forwarded again (`Cache-Control: no-cache` while the entry was still
-there) are truly the same request: judging them measures the judge's miss rate.
+there) are truly the same request: judging them measures the judge's miss rate. The
+best candidate at or above the floor that the entity comparison refused for a hard
+mismatch (`known_different`) is truly another request: judging it, in the same sample
+and budget, measures the judge's false-accept rate.
 
 Never sampled: bypassed requests, requests with memory injected, streams the client
 aborted (their answer never reaches this point). All of it runs after the response, in
@@ -34,6 +37,7 @@ from gateway.adaptive.judges import (
     ShadowCase,
     ShadowJudge,
 )
+from gateway.adaptive.known_different import is_known_different
 from gateway.adaptive.stats import AdaptiveStats, Scope, scopes_of
 from gateway.cache.protocols import CachedCompletion
 from gateway.cache.vector_index import SemanticEntry
@@ -111,7 +115,11 @@ class ShadowVerifier:
         if not self.eligible(ctx):
             _drop(ctx.prior_exact_read)
             return
-        if not ctx.adaptive_candidates and ctx.prior_exact_read is None:
+        if (
+            not ctx.adaptive_candidates
+            and ctx.prior_exact_read is None
+            and ctx.adaptive_different is None
+        ):
             return
         # Sampled before any work: the checks and the judge cost CPU (a few ms with
         # the local judge) that the next requests would otherwise wait for.
@@ -132,52 +140,68 @@ class ShadowVerifier:
             fresh = stored_answer_text(completion) or ""
             if ctx.prior_exact_read is not None:
                 await self._judge_repeat(ctx, fresh)
-            best = await self._best_candidate(ctx)
-            if best is None:
-                return
-            entry, similarity = best
-            language = ctx.adaptive_language or ""
-            scopes = scopes_of(ctx.tenant, language, ctx.model)
-            policy = ctx.policy.semantic_cache.adaptive
-            # One sampled miss stands for 1 / sample_rate of them: the traffic weights
-            # stay an unbiased count of what serving from this bucket would serve.
-            self._stats.add_traffic(scopes, similarity, 1.0 / policy.sample_rate)
-            case = ShadowCase(
-                query=ctx.query_text or "",
-                candidate=entry.query_text,
-                stored_answer=stored_answer_text(entry.completion) or "",
-                fresh_answer=fresh,
-            )
-            judged = await self._judge(ctx.tenant, policy, case)
-            if judged is None:
-                return
-            judge, same = judged
-            errors = self._stats.judge_errors(judge.name)
-            corrected = errors.corrected(
-                same, self._stats.prior_same(Scope(ctx.tenant), similarity)
-            )
-            self._stats.add_verdict(scopes, similarity, corrected)
-            usage = completion.get("usage") or {}
-            prompt = int(usage.get("prompt_tokens") or 0)
-            answer = int(usage.get("completion_tokens") or 0)
-            total = int(usage.get("total_tokens") or prompt + answer)
-            self._stats.add_tally(scopes, "shadow_judged", 1.0)
-            self._stats.add_tally(scopes, "shadow_accepted", corrected)
-            self._stats.add_tally(scopes, "left_tokens", corrected * total)
-            self._stats.add_tally(
-                scopes, "left_cost_usd", corrected * self._cost(ctx.model, prompt, answer)
-            )
+            best, different = await self._walk_candidates(ctx)
+            if best is not None:
+                await self._verify(ctx, completion, fresh, *best)
+            if different is not None:
+                await self._judge_different(ctx, fresh, different)
         except Exception as exc:
             self.errors_total += 1
             self._failures.warning("shadow verification failed (%s)", type(exc).__name__)
 
-    async def _best_candidate(self, ctx: ChatContext) -> tuple[SemanticEntry, float] | None:
-        """The best candidate below the serving threshold that passes every check."""
+    async def _verify(
+        self,
+        ctx: ChatContext,
+        completion: dict[str, Any],
+        fresh: str,
+        entry: SemanticEntry,
+        similarity: float,
+    ) -> None:
+        """Would `entry`'s stored answer have served this miss? Counted per bucket."""
+        language = ctx.adaptive_language or ""
+        scopes = scopes_of(ctx.tenant, language, ctx.model)
+        policy = ctx.policy.semantic_cache.adaptive
+        # One sampled miss stands for 1 / sample_rate of them: the traffic weights
+        # stay an unbiased count of what serving from this bucket would serve.
+        self._stats.add_traffic(scopes, similarity, 1.0 / policy.sample_rate)
+        case = ShadowCase(
+            query=ctx.query_text or "",
+            candidate=entry.query_text,
+            stored_answer=stored_answer_text(entry.completion) or "",
+            fresh_answer=fresh,
+        )
+        judged = await self._judge(ctx.tenant, policy, case)
+        if judged is None:
+            return
+        judge, same = judged
+        errors = self._stats.judge_errors(judge.name)
+        if not errors.informative:
+            return  # a judge whose "same" is as likely for a different pair says nothing
+        corrected = errors.corrected(same, self._stats.prior_same(Scope(ctx.tenant), similarity))
+        self._stats.add_verdict(scopes, similarity, corrected)
+        usage = completion.get("usage") or {}
+        prompt = int(usage.get("prompt_tokens") or 0)
+        answer = int(usage.get("completion_tokens") or 0)
+        total = int(usage.get("total_tokens") or prompt + answer)
+        self._stats.add_tally(scopes, "shadow_judged", 1.0)
+        self._stats.add_tally(scopes, "shadow_accepted", corrected)
+        self._stats.add_tally(scopes, "left_tokens", corrected * total)
+        self._stats.add_tally(
+            scopes, "left_cost_usd", corrected * self._cost(ctx.model, prompt, answer)
+        )
+
+    async def _walk_candidates(
+        self, ctx: ChatContext
+    ) -> tuple[tuple[SemanticEntry, float] | None, SemanticEntry | None]:
+        """The best candidate below the serving threshold that passes every check, and
+        the best one known to be different (refused for a hard mismatch; the request
+        path's, above the threshold, when it found one)."""
         policy = ctx.policy.semantic_cache
         floor = policy.adaptive.floor
+        different = ctx.adaptive_different[0] if ctx.adaptive_different is not None else None
         for entry, similarity in ctx.adaptive_candidates:
             if similarity < floor:
-                return None  # sorted: the rest are lower still
+                break  # sorted: the rest are lower still
             decision = await judge_candidate(
                 ctx.query_text or "",
                 entry.query_text,
@@ -189,8 +213,24 @@ class ShadowVerifier:
                 examine_from=floor,
             )
             if decision.passed_checks:
-                return entry, similarity
-        return None
+                return (entry, similarity), different
+            if different is None and is_known_different(decision.mismatch_kinds):
+                different = entry
+        return None, different
+
+    async def _judge_different(self, ctx: ChatContext, fresh: str, entry: SemanticEntry) -> None:
+        """A pair known to be different, judged as a shadow verification would judge
+        it: a "same" verdict is a false accept of this judge."""
+        case = ShadowCase(
+            query=ctx.query_text or "",
+            candidate=entry.query_text,
+            stored_answer=stored_answer_text(entry.completion) or "",
+            fresh_answer=fresh,
+        )
+        judged = await self._judge(ctx.tenant, ctx.policy.semantic_cache.adaptive, case)
+        if judged is not None:
+            judge, same = judged
+            self._stats.record_judge_truth(judge.name, truly_same=False, says_same=same)
 
     async def _judge_repeat(self, ctx: ChatContext, fresh: str) -> None:
         read = ctx.prior_exact_read

@@ -50,6 +50,7 @@ TALLIES = (
     "judge_cost_usd",
     "audit_verdicts",  # served semantic hits audited
     "audit_false",  # of those, found wrong
+    "seed_verdicts",  # verdicts `gateway cache import --seed-adaptive` added
 )
 
 
@@ -203,15 +204,19 @@ class AdaptiveStats:
             self._views[key] = cached
         return ScopeView(scope, cached[0], cached[1])
 
-    def judge_errors(self, judge: str) -> JudgeErrors:
+    def judge_estimate(self, judge: str) -> JudgeErrorEstimate:
+        """The judge's verdicts on pairs of known truth: known same (exact repeats) and
+        known different (`known_different`)."""
         counters = self._counters(_judge_scope(judge))
-        estimate = JudgeErrorEstimate(
+        return JudgeErrorEstimate(
             same_seen=int(counters.get("same_seen", 0)),
             same_missed=int(counters.get("same_missed", 0)),
             different_seen=int(counters.get("different_seen", 0)),
             different_accepted=int(counters.get("different_accepted", 0)),
         )
-        return estimate.errors()
+
+    def judge_errors(self, judge: str) -> JudgeErrors:
+        return self.judge_estimate(judge).errors()
 
     def judge_truths(self, judge: str) -> dict[str, int]:
         counters = self._counters(_judge_scope(judge))

@@ -83,6 +83,9 @@ class ChatContext:
     # threshold, best first, left for the shadow check after the response; the ask's
     # language; a `no-cache` request's own entry, read for the judge's error estimate
     adaptive_candidates: list[tuple[Any, float]] = field(default_factory=list)
+    # the best candidate at or above the floor refused for a hard entity mismatch: a
+    # pair known to be different (`adaptive/known_different.py`)
+    adaptive_different: tuple[Any, float] | None = None
     adaptive_language: str | None = None
     prior_exact_read: asyncio.Future[Any] | None = None
     classifier_rule: str | None = None

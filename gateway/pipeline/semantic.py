@@ -29,6 +29,7 @@ from typing import Any, Protocol
 
 import orjson
 
+from gateway.adaptive.known_different import is_known_different
 from gateway.adaptive.serving import AdaptiveServing
 from gateway.cache.keys import compatibility_fingerprint
 from gateway.cache.protocols import CachedCompletion
@@ -306,6 +307,14 @@ class SemanticCacheStage:
                     reason, ctx.similarity = refusal, similarity
                 continue
             ctx.mismatch_kinds += decision.mismatch_kinds
+            if (
+                adaptive is not None
+                and ctx.adaptive_different is None
+                and similarity >= policy.adaptive.floor
+                and is_known_different(decision.mismatch_kinds)
+            ):
+                # A pair known to be different: the judge's false-accept rate (shadow).
+                ctx.adaptive_different = (entry, similarity)
             if decision.reason is Reason.BELOW_THRESHOLD:
                 if reason is None:
                     ctx.similarity = similarity

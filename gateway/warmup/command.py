@@ -65,6 +65,8 @@ def format_summary(summary: ImportSummary) -> str:
         more = ", ..." if count > len(examples) else ""
         numbers = ", ".join(str(n) for n in examples)
         lines.append(f"  {reason:<{width}}  {count}  (lines {numbers}{more})")
+    if summary.seeded is not None:
+        lines.append(summary.seeded.line())
     return "\n".join(lines)
 
 
@@ -75,12 +77,14 @@ def import_options(
     tenant: str | None,
     namespace: str | None = None,
     include_user_records: bool = False,
+    seed_adaptive: bool = False,
 ) -> ImportOptions:
     """The checked arguments; `UsageError` before anything is loaded."""
     options = ImportOptions(
         tenant=resolve_tenant(config, tenant),
         namespace=namespace,
         include_user_records=include_user_records,
+        seed_adaptive=seed_adaptive,
     )
     if not path.is_file():
         raise UsageError(f"{path}: no such file")

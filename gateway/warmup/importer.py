@@ -42,6 +42,7 @@ from gateway.settings import GatewayConfig
 from gateway.storage import open_storage
 from gateway.warmup.progress import Progress
 from gateway.warmup.records import RecordedPair, RecordError, Refusal, parse_line
+from gateway.warmup.seed import AdaptiveSeeder, SeedSummary, open_seeder
 
 logger = logging.getLogger(__name__)
 
@@ -66,6 +67,7 @@ class ImportSummary:
     example_lines: dict[str, list[int]] = field(default_factory=dict)
     load_seconds: float = 0.0  # building the components and opening the store
     seconds: float = 0.0  # the records themselves
+    seeded: SeedSummary | None = None  # with --seed-adaptive
 
     def refuse(self, reason: str, line_number: int) -> None:
         self.refused[reason] += 1
@@ -85,6 +87,7 @@ class ImportSummary:
             "example_lines": self.example_lines,
             "load_seconds": round(self.load_seconds, 3),
             "seconds": round(self.seconds, 3),
+            **({"seeded": self.seeded.to_dict()} if self.seeded is not None else {}),
         }
 
 
@@ -95,6 +98,8 @@ class ImportOptions:
     # Import records whose body names a user even though the policy injects memory
     # (for logs written before the gateway or without its memory).
     include_user_records: bool = False
+    # Judge near pairs in the file and add the verdicts to the adaptive statistics.
+    seed_adaptive: bool = False
 
 
 class StoreFailures:
@@ -120,8 +125,10 @@ class PairImporter:
         exact: ExactCacheStage,
         classify: ClassifyStage,
         failures: StoreFailures,
+        seeder: AdaptiveSeeder | None = None,
     ) -> None:
         self._failures = failures
+        self._seeder = seeder
         self._options = options
         self._policies = policies
         self._provider = provider
@@ -168,6 +175,8 @@ class PairImporter:
                 return Refusal.STORE_FAILED
             if cached is not None:
                 return Refusal.DUPLICATE
+        if self._seeder is not None:
+            await self._seeder.seed(ctx, pair.completion)  # before: it finds older entries
         self._failures.seen = False
         await self._pipeline.store_answer(ctx, pair.completion)
         if not ctx.stored:
@@ -252,6 +261,8 @@ async def import_file(
             components.guard,
         )
         failures = StoreFailures()
+        seeder = await open_seeder(stack, storage, components) if options.seed_adaptive else None
+        summary.seeded = seeder.summary if seeder is not None else None
         pipeline = ChatPipeline(
             provider,
             exact,
@@ -267,6 +278,7 @@ async def import_file(
             exact,
             ClassifyStage(components.classifier),
             failures,
+            seeder,
         )
         summary.load_seconds = time.perf_counter() - started
         started = time.perf_counter()

@@ -147,8 +147,11 @@ def test_observe_reports_hits_left_on_the_table_and_serves_nothing_differently(
     row = _acme(gateway)
     assert row is not None
     # The two paraphrases were judged servable; the near misses never reached a judge
-    # (the entity and content-word checks refuse them).
-    assert row["shadow_judged"] == 2 and row["judge"]["calls"] == 2
+    # as candidates (the entity and content-word checks refuse them). The duck egg is
+    # refused for a name (`named_entity`): a pair known to be different, judged once
+    # for the judge's false-accept rate, which is the third judge call.
+    assert row["shadow_judged"] == 2 and row["judge"]["calls"] == 3
+    _wait_for(lambda: _known_different(gateway, "local") == 1)
     assert row["left_on_table"]["tokens"] > 0
     assert row["mode"] == "observe" and row["threshold"] == row["static_threshold"]
     metrics = httpx.get(
@@ -255,3 +258,150 @@ def test_the_dashboard_shows_the_tenants_operating_point(
     table = dom.source[dom.source.index('id="adaptive"') :]
     table = table[: table.index("</table>")]
     assert "acme" in table and "observe" in table and "local" in table
+
+
+# Another number than the stored question's: calibrated similarity 1.0 with the local
+# embedder (above any threshold), refused by the entity comparison (`number`), and
+# answered differently by `fake-meaning` ("Answer: <text>"): pairs known to be different.
+WALK = "How many minutes does it take to walk 2 miles?"
+WALK_NEAR_MISSES = tuple(
+    f"How many minutes does it take to walk {n} miles?" for n in (3, 4, 5, 6, 7)
+)
+YES_JUDGE = "fake-judge-yes"
+
+
+def _judge_row(gateway: RunningGateway, judge: str) -> dict[str, Any] | None:
+    rows = _stats(gateway)["adaptive"]["judges"]
+    return next((row for row in rows if row["judge"] == judge), None)
+
+
+def _known_different(gateway: RunningGateway, judge: str) -> int:
+    row = _judge_row(gateway, judge)
+    return int(row["known_different"]) if row else 0
+
+
+def test_near_misses_with_another_number_are_known_different_pairs_of_the_judge(
+    start_gateway: GatewayFactory, upstream: FakeUpstream, tmp_path: Path
+) -> None:
+    gateway = _start(start_gateway, upstream, tmp_path, "observe")
+    assert _ask(gateway, WALK)[0] == "miss"
+    for text in WALK_NEAR_MISSES[:3]:
+        layer, answer = _ask(gateway, text, no_store=True)
+        assert layer == "miss" and answer == meaning_answer(text)
+    _wait_for(lambda: _known_different(gateway, "local") >= 3)
+    row = _judge_row(gateway, "local")
+    assert row is not None
+    # The local judge compared the fresh answers with the stored one: all different.
+    assert row["known_different"] == 3 and row["known_different_accepted"] == 0
+    assert row["known_same"] == 0
+    assert 0 < row["false_accept_rate"] < 0.1 and row["false_accept_estimate"] < 0.02
+    # They are no evidence about any threshold: nothing in the buckets.
+    tenant = _acme(gateway)
+    assert tenant is None or tenant["verdicts"] == 0
+    metrics = httpx.get(
+        f"{gateway.url}/metrics", headers={"authorization": f"Bearer {ADMIN_KEY}"}
+    ).text
+    assert 'gateway_adaptive_judge_known_pairs_total{judge="local",truth="different"} 3.0' in (
+        metrics
+    )
+    assert (
+        'gateway_adaptive_judge_known_pair_errors_total{judge="local",truth="different"} 0.0'
+        in (metrics)
+    )
+    assert 'gateway_adaptive_judge_error_rate{judge="local",kind="false_accept"}' in metrics
+
+
+def _start_with_yes_judge(
+    start_gateway: GatewayFactory,
+    upstream: FakeUpstream,
+    tmp_path: Path,
+    name: str,
+    request: pytest.FixtureRequest,
+    storage_backend: str,
+) -> RunningGateway:
+    """`adapt` with the model judge `fake-judge-yes` (it says "same" to every pair), on
+    a storage of its own."""
+    policies = tmp_path / f"policies-{name}"
+    policies.mkdir()
+    (policies / "default.yaml").write_text(
+        "semantic_cache:\n"
+        "  adaptive:\n"
+        "    mode: adapt\n"
+        "    sample_rate: 1.0\n"
+        "    max_judges_in_flight: 8\n"
+        "    judge: model\n"
+        f"    judge_model: {YES_JUDGE}\n"
+        "    judge_tokens_per_minute: 10000000\n"
+    )
+    directory = tmp_path / f"data-{name}"
+    judge = {
+        "model_name": YES_JUDGE,
+        "litellm_params": {
+            "model": f"openai/{YES_JUDGE}",
+            "api_base": f"{upstream.url}/v1",
+            "api_key": "sk-upstream-secret-123456",
+        },
+    }
+    overrides: dict[str, Any] = {}
+    if storage_backend == "redis":
+        redis: RedisServer = request.getfixturevalue("redis_server")
+        overrides["storage"] = {
+            "backend": "redis",
+            "redis_url": redis.url,
+            "redis_prefix": f"yes{uuid.uuid4().hex[:10]}",
+            "path": str(directory),
+        }
+    return start_gateway(
+        directory,
+        policies_dir=str(policies),
+        model_list=[*_model_list(upstream, directory), judge],
+        adaptive={"sync_seconds": 0.2},
+        **overrides,
+    )
+
+
+def _paraphrases_until_served(gateway: RunningGateway, attempts: int) -> int | None:
+    for attempt in range(attempts):
+        if _ask(gateway, PARAPHRASES[attempt % 2], no_store=True)[0] == "semantic":
+            return attempt
+    return None
+
+
+def test_a_judge_that_accepts_known_different_pairs_cannot_lower_the_threshold(
+    start_gateway: GatewayFactory,
+    upstream: FakeUpstream,
+    tmp_path: Path,
+    request: pytest.FixtureRequest,
+    storage_backend: str,
+) -> None:
+    # Alone, the always-yes verdicts on the paraphrases lower the threshold.
+    control = _start_with_yes_judge(
+        start_gateway, upstream, tmp_path, "control", request, storage_backend
+    )
+    for text in STORED:
+        _ask(control, text)
+    served_after = _paraphrases_until_served(control, 400)
+    assert served_after is not None, "the always-yes verdicts alone never lowered it"
+    # The same judge, once it has said "same" to pairs known to be different.
+    gateway = _start_with_yes_judge(
+        start_gateway, upstream, tmp_path, "measured", request, storage_backend
+    )
+    for text in (*STORED, WALK):
+        _ask(gateway, text)
+    sent = 0
+    while _known_different(gateway, f"model:{YES_JUDGE}") < 80:
+        assert sent < 300, "the near misses were not judged"
+        near = WALK_NEAR_MISSES[sent % len(WALK_NEAR_MISSES)]
+        assert _ask(gateway, near, no_store=True)[0] == "miss"
+        sent += 1
+        if sent % 20 == 0:
+            time.sleep(0.2)  # let the judgments in flight finish
+    row = _judge_row(gateway, f"model:{YES_JUDGE}")
+    assert row is not None
+    assert row["known_different_accepted"] == row["known_different"]
+    assert row["false_accept_rate"] > 0.6
+    # Twice the paraphrases that sufficed alone: still not served, threshold unmoved.
+    assert _paraphrases_until_served(gateway, 2 * served_after + 20) is None
+    tenant = _acme(gateway)
+    assert tenant is not None and tenant["threshold"] == tenant["static_threshold"]
+    assert tenant["verdicts"] > served_after  # the verdicts were counted, for little

@@ -8,6 +8,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+import httpx
 import orjson
 import pytest
 
@@ -17,7 +18,13 @@ from gateway.memory.inject import MEMORY_HEADER
 from gateway.settings import parse_config
 from gateway.testing.threaded_server import free_port
 from gateway.warmup.command import import_options, run_import
-from tests.conftest import FakeUpstream, GatewayFactory, RunningGateway, gateway_config_dict
+from tests.conftest import (
+    ADMIN_KEY,
+    FakeUpstream,
+    GatewayFactory,
+    RunningGateway,
+    gateway_config_dict,
+)
 from tests.e2e.helpers import client_for, unique_prompt, upstream_calls
 
 
@@ -326,3 +333,85 @@ def test_an_unreachable_store_imports_nothing_and_exits_1(
     assert status == 1
     assert "the redis storage is unavailable; nothing imported" in stderr.getvalue()
     assert stdout.getvalue() == ""
+
+
+def _seed_lines(system: dict[str, str]) -> list[bytes]:
+    """Paraphrase pairs and a near miss, each with its recorded answer."""
+
+    def record(prompt: str, answer: str) -> bytes:
+        request = {"model": "fake-model", "messages": [system, _user(prompt)]}
+        return orjson.dumps({"request": request, "response": _completion(answer)})
+
+    egg, plane = "Boil the egg for nine minutes.", "Fold the sheet, then the wings down."
+    return [
+        record("How long should I boil an egg?", egg),
+        # calibrated 0.93 and 0.90 to the records above: in [floor, threshold), and they
+        # pass every check; the same recorded answer: the local judge says "same"
+        record("For how long do you boil an egg?", egg),
+        record("How do I make a paper airplane?", plane),
+        record("How do you make a paper aeroplane?", plane),
+        record("How many minutes does it take to walk 2 miles?", "About 40 minutes."),
+        # another number: known to be different; its answer differs, and the judge says so
+        record("How many minutes does it take to walk 3 miles?", "About 60 minutes."),
+    ]
+
+
+def test_import_with_seed_adaptive_adds_the_verdicts_of_near_pairs(
+    upstream: FakeUpstream,
+    tmp_path: Path,
+    components_factory: ComponentsFactory,
+    storage_overrides: dict[str, Any],
+    start_gateway: GatewayFactory,
+) -> None:
+    system = {"role": "system", "content": unique_prompt("You answer in one sentence.")}
+    file = tmp_path / "near.jsonl"
+    file.write_bytes(b"\n".join(_seed_lines(system)))
+    config, _ = parse_config(
+        gateway_config_dict(upstream.url, tmp_path / "data", **storage_overrides)
+    )
+    output = tmp_path / "summary.json"
+    stdout = io.StringIO()
+    status = run_import(
+        config,
+        file,
+        import_options(config, file, tenant="acme", seed_adaptive=True),
+        output=output,
+        stdout=stdout,
+        stderr=io.StringIO(),
+        components_factory=components_factory,
+    )
+    summary = orjson.loads(output.read_bytes())
+    assert status == 0 and summary["stored"] == 6
+    assert summary["seeded"] == {
+        "verdicts": 2,
+        "judged_same": 2,
+        "known_different": 1,
+        "known_different_accepted": 0,
+    }
+    assert "seeded   2 adaptive verdicts" in stdout.getvalue()
+
+    # A gateway on the same storage finds them in its statistics.
+    gateway = start_gateway(**storage_overrides)
+    stats = httpx.get(
+        f"{gateway.url}/admin/stats", headers={"authorization": f"Bearer {ADMIN_KEY}"}
+    ).json()["adaptive"]
+    tenant = next(row for row in stats["tenants"] if row["tenant"] == "acme")
+    assert tenant["verdicts"] == 2 and tenant["seeded_verdicts"] == 2
+    assert tenant["traffic"] == 2
+    assert tenant["shadow_judged"] == 0  # no live traffic was judged
+    judge = next(row for row in stats["judges"] if row["judge"] == "local")
+    assert judge["known_different"] == 1 and judge["known_different_accepted"] == 0
+
+
+def test_import_without_seed_adaptive_leaves_the_statistics_alone(
+    upstream: FakeUpstream,
+    tmp_path: Path,
+    components_factory: ComponentsFactory,
+    storage_overrides: dict[str, Any],
+) -> None:
+    system = {"role": "system", "content": unique_prompt("You answer in one sentence.")}
+    file = tmp_path / "near.jsonl"
+    file.write_bytes(b"\n".join(_seed_lines(system)))
+    status, summary, text = _import(upstream, tmp_path, components_factory, storage_overrides, file)
+    assert status == 0 and summary["stored"] == 6
+    assert "seeded" not in summary and "seeded" not in text
