@@ -56,7 +56,10 @@ class ChatRequest:
     session: str | None = None
     namespace: str | None = None
     started_at: float = field(default_factory=time.perf_counter)
-    _derived: _Derived = field(default_factory=_Derived, repr=False, compare=False)
+    _derived: _Derived = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_derived", _Derived())
 
     @property
     def tenant(self) -> str:
@@ -155,7 +158,7 @@ class ChatRequest:
     def for_model(self, model: str, policy: Policy) -> ChatRequest:
         """This request as one for `model` under `policy` (a fallback model's answer is
         stored as that model's): its own keys, the same parsed turn."""
-        return ChatRequest(
+        other = ChatRequest(
             request_id=self.request_id,
             principal=self.principal,
             model=model,
@@ -166,8 +169,9 @@ class ChatRequest:
             session=self.session,
             namespace=self.namespace,
             started_at=self.started_at,
-            _derived=_Derived(self._derived.turn),
         )
+        other._derived.turn = self._derived.turn
+        return other
 
     def elapsed_ms(self) -> float:
         return round((time.perf_counter() - self.started_at) * 1000, 3)
