@@ -316,6 +316,8 @@ def create_app(
                 policy_for=policies.resolve,
                 namespaces=namespaces,
                 shadow=shadow,
+                auditor=auditor,
+                recorder=recorder,
             ),
             memory=memory,
             recorder=recorder,

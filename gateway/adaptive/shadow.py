@@ -43,10 +43,10 @@ from gateway.cache.protocols import CachedCompletion
 from gateway.cache.vector_index import SemanticEntry
 from gateway.embed.protocol import Embedder
 from gateway.entities.entities import EntityComparator
-from gateway.pipeline.context import ChatContext
+from gateway.pipeline.decision import Decision
 from gateway.pipeline.reasons import Layer
 from gateway.pipeline.semantic import StructureGuard, judge_candidate, stored_answer_text
-from gateway.policy.models import AdaptivePolicy
+from gateway.policy.models import AdaptivePolicy, Policy
 from gateway.providers.protocol import Provider
 from gateway.telemetry.throttled_log import ThrottledLogger
 
@@ -92,92 +92,97 @@ class ShadowVerifier:
     # --- the request side: decide and hand off ---------------------------------------------
 
     @staticmethod
-    def eligible(ctx: ChatContext) -> bool:
+    def eligible(decision: Decision) -> bool:
+        policy = decision.request.policy
         return (
-            ctx.policy.semantic_cache.adaptive.mode != "off"
-            and ctx.policy.semantic_cache.enabled
-            and ctx.cacheable
-            and ctx.layer is Layer.MISS
-            and ctx.memory_tokens == 0
+            policy.semantic_cache.adaptive.mode != "off"
+            and policy.semantic_cache.enabled
+            and decision.cacheable
+            and decision.layer is Layer.MISS
+            and decision.memory.tokens == 0
         )
 
-    def _sampled(self, ctx: ChatContext) -> bool:
-        return self._rng.random() < ctx.policy.semantic_cache.adaptive.sample_rate
+    def _sampled(self, policy: Policy) -> bool:
+        return self._rng.random() < policy.semantic_cache.adaptive.sample_rate
 
-    def sample_repeat(self, ctx: ChatContext) -> bool:
+    def sample_repeat(self, policy: Policy) -> bool:
         """Whether a `no-cache` request's entry should be read for the judge's error
-        estimate (the caller then starts the read)."""
-        policy = ctx.policy.semantic_cache.adaptive
-        return policy.mode != "off" and ctx.memory_tokens == 0 and self._sampled(ctx)
+        estimate (the caller then starts the read; asked before any memory is
+        injected)."""
+        return policy.semantic_cache.adaptive.mode != "off" and self._sampled(policy)
 
-    def schedule(self, ctx: ChatContext, completion: dict[str, Any]) -> None:
+    def schedule(self, decision: Decision, completion: dict[str, Any]) -> None:
         """After the response of a forwarded request: the shadow work, in a task."""
-        if not self.eligible(ctx):
-            _drop(ctx.prior_exact_read)
+        if not self.eligible(decision):
+            _drop(decision.prior_exact_read)
             return
+        diagnostics = decision.diagnostics
         if (
-            not ctx.adaptive_candidates
-            and ctx.prior_exact_read is None
-            and ctx.adaptive_different is None
+            not diagnostics.adaptive_candidates
+            and decision.prior_exact_read is None
+            and diagnostics.adaptive_different is None
         ):
             return
         # Sampled before any work: the checks and the judge cost CPU (a few ms with
         # the local judge) that the next requests would otherwise wait for.
-        if ctx.prior_exact_read is None and not self._sampled(ctx):
+        if decision.prior_exact_read is None and not self._sampled(decision.request.policy):
             return
         if len(self._tasks) >= MAX_PENDING_TASKS:
             self.skipped_total += 1
-            _drop(ctx.prior_exact_read)
+            _drop(decision.prior_exact_read)
             return
-        task = asyncio.create_task(self._work(ctx, completion))
+        task = asyncio.create_task(self._work(decision, completion))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
     # --- the shadow work ---------------------------------------------------------------------
 
-    async def _work(self, ctx: ChatContext, completion: dict[str, Any]) -> None:
+    async def _work(self, decision: Decision, completion: dict[str, Any]) -> None:
         try:
             fresh = stored_answer_text(completion) or ""
-            if ctx.prior_exact_read is not None:
-                await self._judge_repeat(ctx, fresh)
-            best, different = await self._walk_candidates(ctx)
+            if decision.prior_exact_read is not None:
+                await self._judge_repeat(decision, fresh)
+            best, different = await self._walk_candidates(decision)
             if best is not None:
-                await self._verify(ctx, completion, fresh, *best)
+                await self._verify(decision, completion, fresh, *best)
             if different is not None:
-                await self._judge_different(ctx, fresh, different)
+                await self._judge_different(decision, fresh, different)
         except Exception as exc:
             self.errors_total += 1
             self._failures.warning("shadow verification failed (%s)", type(exc).__name__)
 
     async def _verify(
         self,
-        ctx: ChatContext,
+        decision: Decision,
         completion: dict[str, Any],
         fresh: str,
         entry: SemanticEntry,
         similarity: float,
     ) -> None:
         """Would `entry`'s stored answer have served this miss? Counted per bucket."""
-        language = ctx.adaptive_language or ""
-        scopes = scopes_of(ctx.tenant, language, ctx.model)
-        policy = ctx.policy.semantic_cache.adaptive
+        request = decision.request
+        language = decision.diagnostics.adaptive_language or ""
+        scopes = scopes_of(request.tenant, language, request.model)
+        policy = request.policy.semantic_cache.adaptive
         # One sampled miss stands for 1 / sample_rate of them: the traffic weights
         # stay an unbiased count of what serving from this bucket would serve.
         self._stats.add_traffic(scopes, similarity, 1.0 / policy.sample_rate)
         case = ShadowCase(
-            query=ctx.query_text or "",
+            query=decision.query_text or "",
             candidate=entry.query_text,
             stored_answer=stored_answer_text(entry.completion) or "",
             fresh_answer=fresh,
         )
-        judged = await self._judge(ctx.tenant, policy, case)
+        judged = await self._judge(request.tenant, policy, case)
         if judged is None:
             return
         judge, same = judged
         errors = self._stats.judge_errors(judge.name)
         if not errors.informative:
             return  # a judge whose "same" is as likely for a different pair says nothing
-        corrected = errors.corrected(same, self._stats.prior_same(Scope(ctx.tenant), similarity))
+        corrected = errors.corrected(
+            same, self._stats.prior_same(Scope(request.tenant), similarity)
+        )
         self._stats.add_verdict(scopes, similarity, corrected)
         usage = completion.get("usage") or {}
         prompt = int(usage.get("prompt_tokens") or 0)
@@ -187,23 +192,24 @@ class ShadowVerifier:
         self._stats.add_tally(scopes, "shadow_accepted", corrected)
         self._stats.add_tally(scopes, "left_tokens", corrected * total)
         self._stats.add_tally(
-            scopes, "left_cost_usd", corrected * self._cost(ctx.model, prompt, answer)
+            scopes, "left_cost_usd", corrected * self._cost(request.model, prompt, answer)
         )
 
     async def _walk_candidates(
-        self, ctx: ChatContext
+        self, decision: Decision
     ) -> tuple[tuple[SemanticEntry, float] | None, SemanticEntry | None]:
         """The best candidate below the serving threshold that passes every check, and
         the best one known to be different (refused for a hard mismatch; the request
         path's, above the threshold, when it found one)."""
-        policy = ctx.policy.semantic_cache
+        policy = decision.request.policy.semantic_cache
         floor = policy.adaptive.floor
-        different = ctx.adaptive_different[0] if ctx.adaptive_different is not None else None
-        for entry, similarity in ctx.adaptive_candidates:
+        found = decision.diagnostics.adaptive_different
+        different = found[0] if found is not None else None
+        for entry, similarity in decision.diagnostics.adaptive_candidates:
             if similarity < floor:
                 break  # sorted: the rest are lower still
-            decision = await judge_candidate(
-                ctx.query_text or "",
+            checked = await judge_candidate(
+                decision.query_text or "",
                 entry.query_text,
                 similarity,
                 policy,
@@ -212,28 +218,29 @@ class ShadowVerifier:
                 self._guard,
                 examine_from=floor,
             )
-            if decision.passed_checks:
+            if checked.passed_checks:
                 return (entry, similarity), different
-            if different is None and is_known_different(decision.mismatch_kinds):
+            if different is None and is_known_different(checked.mismatch_kinds):
                 different = entry
         return None, different
 
-    async def _judge_different(self, ctx: ChatContext, fresh: str, entry: SemanticEntry) -> None:
+    async def _judge_different(self, decision: Decision, fresh: str, entry: SemanticEntry) -> None:
         """A pair known to be different, judged as a shadow verification would judge
         it: a "same" verdict is a false accept of this judge."""
         case = ShadowCase(
-            query=ctx.query_text or "",
+            query=decision.query_text or "",
             candidate=entry.query_text,
             stored_answer=stored_answer_text(entry.completion) or "",
             fresh_answer=fresh,
         )
-        judged = await self._judge(ctx.tenant, ctx.policy.semantic_cache.adaptive, case)
+        request = decision.request
+        judged = await self._judge(request.tenant, request.policy.semantic_cache.adaptive, case)
         if judged is not None:
             judge, same = judged
             self._stats.record_judge_truth(judge.name, truly_same=False, says_same=same)
 
-    async def _judge_repeat(self, ctx: ChatContext, fresh: str) -> None:
-        read = ctx.prior_exact_read
+    async def _judge_repeat(self, decision: Decision, fresh: str) -> None:
+        read = decision.prior_exact_read
         assert read is not None
         try:
             cached: CachedCompletion | None = await read
@@ -241,9 +248,10 @@ class ShadowVerifier:
             return  # a store failure was the request's business, not the estimate's
         if cached is None:
             return
-        query = ctx.query_text or ""
+        query = decision.query_text or ""
         case = ShadowCase(query, query, stored_answer_text(cached.completion) or "", fresh)
-        judged = await self._judge(ctx.tenant, ctx.policy.semantic_cache.adaptive, case)
+        request = decision.request
+        judged = await self._judge(request.tenant, request.policy.semantic_cache.adaptive, case)
         if judged is not None:
             judge, same = judged
             self._stats.record_judge_truth(judge.name, truly_same=True, says_same=same)

@@ -8,7 +8,7 @@ import re
 from fastapi import Request
 
 from gateway.errors import InvalidRequest
-from gateway.pipeline.context import CacheControl
+from gateway.pipeline.cache_controls import CacheControl
 
 CACHE_TTL_HEADER = "x-gateway-cache-ttl"
 # Whole seconds, at least 1; ten digits at most (~317 years: the policy bounds it anyway).

@@ -1,9 +1,9 @@
-"""`POST /v1/chat/completions`: validate, authenticate, run the pipeline, render."""
+"""`POST /v1/chat/completions`: parse the request, let the pipeline handle it, render
+the answer. The pipeline stores, records and does all the work after the response."""
 
 from __future__ import annotations
 
-import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any
 
 from fastapi import APIRouter, Request, Response
@@ -16,47 +16,46 @@ from gateway.api.responses import SSE_DONE, json_response, sse_event, sse_from_l
 from gateway.api.scope import NAMESPACE_HEADER, SESSION_HEADER, memory_user, scope_header
 from gateway.completions import replay_chunks
 from gateway.errors import GatewayError, ModelNotFound
-from gateway.pipeline.context import ChatContext
+from gateway.pipeline.decision import Decision
 from gateway.pipeline.reasons import Layer
+from gateway.pipeline.request import ChatRequest
 from gateway.pipeline.runner import CompletionOutcome
-from gateway.telemetry.recorder import DecisionRecorder
 
-logger = logging.getLogger(__name__)
 router = APIRouter()
 
 SSE_HEADERS = {"cache-control": "no-cache", "x-accel-buffering": "no"}
-CLIENT_CLOSED_STATUS = 499  # nginx's convention for "client went away"
 
 
 MODEL_HEADER = "x-gateway-model"
 
 
-def _cache_headers(ctx: ChatContext) -> dict[str, str]:
+def _cache_headers(decision: Decision) -> dict[str, str]:
     # The provider's allow-listed headers (rate limits, retry-after, its request id)
     # when it was called; the gateway's own come after and win.
-    headers = dict(ctx.upstream.headers)
+    headers = dict(decision.upstream.headers)
     # Which model answered: a fallback's name when the requested model's deployments
     # failed (the body's `model` is what that provider reported).
-    headers[MODEL_HEADER] = ctx.answered_by
-    headers["x-gateway-cache"] = ctx.layer.value
-    if ctx.reason is not None and ctx.layer in (Layer.MISS, Layer.BYPASS):
-        headers["x-gateway-cache-reason"] = ctx.reason.value
-    if ctx.layer is Layer.SEMANTIC and ctx.similarity is not None:
-        headers["x-gateway-similarity"] = f"{ctx.similarity:.4f}"
-    if ctx.layer in (Layer.EXACT, Layer.SEMANTIC):
-        headers["x-gateway-tokens-saved"] = str(ctx.tokens_saved)
-        if ctx.served_age_seconds is not None:
+    headers[MODEL_HEADER] = decision.answered_by
+    layer = decision.layer
+    headers["x-gateway-cache"] = layer.value
+    if decision.reason is not None and layer in (Layer.MISS, Layer.BYPASS):
+        headers["x-gateway-cache-reason"] = decision.reason.value
+    if layer is Layer.SEMANTIC and decision.similarity is not None:
+        headers["x-gateway-similarity"] = f"{decision.similarity:.4f}"
+    if layer in (Layer.EXACT, Layer.SEMANTIC):
+        served = decision.served
+        headers["x-gateway-tokens-saved"] = str(0 if served is None else served.tokens_saved)
+        if served is not None:
             # HTTP's `Age`: how long ago the served answer was stored (cf. max-age).
-            headers["age"] = str(ctx.served_age_seconds)
-    headers["x-gateway-memory-tokens"] = str(ctx.memory_tokens)
-    if ctx.coalesced:
+            headers["age"] = str(served.age_seconds)
+    headers["x-gateway-memory-tokens"] = str(decision.memory.tokens)
+    if decision.coalesced:
         # Served with the answer of a concurrent identical request (single flight).
         headers["x-gateway-coalesced"] = "1"
     return headers
 
 
-@router.post("/v1/chat/completions")
-async def chat_completions(request: Request) -> Response:
+async def _parse(request: Request) -> ChatRequest:
     services = get_services(request)
     principal = authenticate(request, services)
     raw = await read_body(request, services.config.server.max_request_bytes)
@@ -64,7 +63,7 @@ async def chat_completions(request: Request) -> Response:
     body, parsed = await services.body_parser.parse_chat(raw)
     if not services.provider.has_model(parsed.model):
         raise ModelNotFound(f"The model '{parsed.model}' does not exist.", param="model")
-    ctx = ChatContext(
+    return ChatRequest(
         request_id=request_id(request),
         principal=principal,
         model=parsed.model,
@@ -75,71 +74,59 @@ async def chat_completions(request: Request) -> Response:
         session=scope_header(request, SESSION_HEADER),
         namespace=scope_header(request, NAMESPACE_HEADER),
     )
+
+
+@router.post("/v1/chat/completions")
+async def chat_completions(request: Request) -> Response:
+    chat = await _parse(request)
     try:
-        outcome = await services.pipeline.run(ctx)
-    except GatewayError as exc:
-        services.recorder.record(ctx, exc.status_code)
+        outcome = await get_services(request).pipeline.handle(chat)
+    except GatewayError:
         raise
     except Exception as exc:
-        services.recorder.record(ctx, 500)
         raise GatewayError("The gateway failed to handle this request.") from exc
-    headers = _cache_headers(ctx)
+    headers = _cache_headers(outcome.decision)
     if isinstance(outcome, CompletionOutcome):
-        if ctx.layer in (Layer.EXACT, Layer.SEMANTIC):
-            # Sampled hits are re-asked upstream in the background (false-hit audit).
-            services.auditor.maybe_audit(ctx, outcome.completion)
-        return _render_completion(ctx, outcome, headers, services.recorder)
+        return _render_completion(chat, outcome, headers)
     return StreamingResponse(
-        _relay(ctx, outcome.chunks, services.recorder),
+        _sse(outcome.chunks),
         media_type="text/event-stream",
         headers={**SSE_HEADERS, **headers},
     )
 
 
 def _render_completion(
-    ctx: ChatContext,
-    outcome: CompletionOutcome,
-    headers: dict[str, str],
-    recorder: DecisionRecorder,
+    chat: ChatRequest, outcome: CompletionOutcome, headers: dict[str, str]
 ) -> Response:
     completion = outcome.completion
-
-    async def after_response() -> None:
-        # Runs once the body is sent: the cache write and the log line cost the
-        # client nothing.
-        if outcome.after_response is not None:
-            await outcome.after_response()
-        recorder.record(ctx, 200)
-
     response: Response
-    if not ctx.stream:
+    if not chat.stream:
         response = json_response(completion, headers=headers)
     else:
         chunks = replay_chunks(
-            completion, completion_id=completion["id"], include_usage=ctx.include_usage
+            completion, completion_id=completion["id"], include_usage=chat.include_usage
         )
         response = StreamingResponse(
             sse_from_list(chunks),
             media_type="text/event-stream",
             headers={**SSE_HEADERS, **headers},
         )
-    response.background = BackgroundTask(after_response)
+    # Runs once the body is sent: the cache write and the log line cost the client
+    # nothing.
+    response.background = BackgroundTask(outcome.after_response)
     return response
 
 
-async def _relay(
-    ctx: ChatContext, chunks: AsyncIterator[dict[str, Any]], recorder: DecisionRecorder
-) -> AsyncIterator[bytes]:
-    status = CLIENT_CLOSED_STATUS
+async def _sse(chunks: AsyncGenerator[dict[str, Any], None]) -> AsyncIterator[bytes]:
     try:
         async for chunk in chunks:
             yield sse_event(chunk)
         yield SSE_DONE
-        status = 200
     except GatewayError as exc:
         # Headers are gone already: report the failure in-band, as OpenAI does, and end
         # the stream without [DONE] so clients see it did not complete.
-        status = exc.status_code
         yield sse_event(exc.envelope())
     finally:
-        recorder.record(ctx, status)
+        # A client that left closes this generator: close the pipeline's stream now
+        # (it ends the upstream call and records the request).
+        await chunks.aclose()

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import unicodedata
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 import orjson
@@ -111,32 +111,6 @@ def exact_cache_key(
             "messages": normalise_messages(body.get("messages") or []),
         }
     )
-
-
-def last_user_index(messages: Sequence[Mapping[str, Any]]) -> int | None:
-    for index in range(len(messages) - 1, -1, -1):
-        if messages[index].get("role") == "user":
-            return index
-    return None
-
-
-def message_text(message: Mapping[str, Any]) -> str:
-    """The text of a message: its string content or its text parts joined."""
-    content = message.get("content")
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(
-            part["text"]
-            for part in content
-            if isinstance(part, dict) and isinstance(part.get("text"), str)
-        )
-    return ""
-
-
-def last_user_text(messages: Sequence[Mapping[str, Any]]) -> str:
-    index = last_user_index(messages)
-    return "" if index is None else _normalise_text(message_text(messages[index]))
 
 
 def compatibility_fingerprint(

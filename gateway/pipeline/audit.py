@@ -21,7 +21,7 @@ from typing import Any
 
 import orjson
 
-from gateway.pipeline.context import ChatContext
+from gateway.pipeline.decision import Decision
 from gateway.pipeline.reasons import Layer
 from gateway.providers.protocol import Provider
 from gateway.review.protocol import Reviewer
@@ -80,24 +80,31 @@ class HitAuditor:
         self.skipped = 0
         self._failures = ThrottledLogger(logger, interval_seconds=60.0)
 
-    def maybe_audit(self, ctx: ChatContext, served: dict[str, Any]) -> bool:
+    def maybe_audit(self, decision: Decision, served: dict[str, Any]) -> bool:
         """Schedule an audit of this served hit if the policy samples it."""
-        policy = ctx.policy.audit
-        if ctx.layer not in (Layer.EXACT, Layer.SEMANTIC) or policy.sample_rate <= 0:
+        request = decision.request
+        policy = request.policy.audit
+        if decision.layer not in (Layer.EXACT, Layer.SEMANTIC) or policy.sample_rate <= 0:
             return False
         if self._rng.random() >= policy.sample_rate:
             return False
         if len(self._tasks) >= policy.max_in_flight:
             self.skipped += 1
             return False
-        body = {**ctx.body, "stream": False}
+        body = {**request.body, "stream": False}
         body.pop("stream_options", None)
         bucket: tuple[str, str, float] | None = None
-        if ctx.layer is Layer.SEMANTIC and ctx.similarity is not None:
-            bucket = (ctx.adaptive_language or "", ctx.model, ctx.similarity)
+        similarity = decision.similarity
+        if decision.layer is Layer.SEMANTIC and similarity is not None:
+            bucket = (decision.diagnostics.adaptive_language or "", request.model, similarity)
         task = asyncio.create_task(
             self._audit(
-                ctx.tenant, ctx.layer.value, body, answer_text(served), policy.compare, bucket
+                request.tenant,
+                decision.layer.value,
+                body,
+                answer_text(served),
+                policy.compare,
+                bucket,
             )
         )
         self._tasks.add(task)

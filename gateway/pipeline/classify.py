@@ -12,8 +12,9 @@ from gateway.classify.classifier import (
     NonCacheableClass,
     RequestClassifier,
 )
-from gateway.pipeline.context import ChatContext
-from gateway.pipeline.reasons import Layer, Reason
+from gateway.pipeline.reasons import Reason
+from gateway.pipeline.request import ChatRequest
+from gateway.pipeline.values import CACHEABLE, Verdict
 from gateway.policy.models import ClassifierPolicy
 
 
@@ -32,38 +33,35 @@ class ClassifyStage:
     def __init__(self, classifier: RequestClassifier | None) -> None:
         self._classifier = classifier
 
-    def run(self, ctx: ChatContext) -> None:
-        """Marks the context `bypass` with a reason when caching must not apply."""
-        policy = ctx.policy
+    def run(self, request: ChatRequest) -> Verdict:
+        """Whether caching may apply to this request, and if not, why."""
+        policy = request.policy
         if not policy.exact_cache.enabled and not policy.semantic_cache.enabled:
-            ctx.decide(Layer.BYPASS, Reason.POLICY_DISABLED)
-            return
+            return Verdict(Reason.POLICY_DISABLED)
         rules = policy.classifier
-        temperature = ctx.body.get("temperature")
+        temperature = request.body.get("temperature")
         if (
             rules.temperature_cap is not None
             and isinstance(temperature, int | float)
             and temperature > rules.temperature_cap
         ):
-            ctx.decide(Layer.BYPASS, Reason.TEMPERATURE_ABOVE_CAP)
-            return
-        choices = ctx.body.get("n")
+            return Verdict(Reason.TEMPERATURE_ABOVE_CAP)
+        choices = request.body.get("n")
         if isinstance(choices, int) and choices > 1 and not rules.cache_multiple_choices:
-            ctx.decide(Layer.BYPASS, Reason.N_GT_1)
-            return
+            return Verdict(Reason.N_GT_1)
         if self._classifier is None or not rules.enabled_classes:
-            return
+            return CACHEABLE
         # A turn that carries material (a pasted policy, an email, code) is judged by
         # its ask: "To start a return, open Order History" inside a document is not the
         # user asking to act, and the material itself must match exactly to be reused.
-        turn = ctx.parsed_turn()
+        turn = request.turn
         verdict = self._classifier.classify(
-            ctx.body.get("messages") or [],
-            ctx.body.get("tools"),
-            ctx.body.get("tool_choice"),
+            request.messages,
+            request.body.get("tools"),
+            request.body.get("tool_choice"),
             classifier_settings(rules),
             text=turn.ask if turn.material else None,
         )
-        if verdict.reason is not None:
-            ctx.classifier_rule = verdict.rule
-            ctx.decide(Layer.BYPASS, Reason(verdict.reason.value))
+        if verdict.reason is None:
+            return CACHEABLE
+        return Verdict(Reason(verdict.reason.value), verdict.rule)

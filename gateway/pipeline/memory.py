@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
-from gateway.cache.keys import last_user_text
 from gateway.errors import StoreUnavailableError
 from gateway.memory.capture import extract_statements
 from gateway.memory.inject import build_block, insert_after_system_prompt
@@ -26,7 +26,8 @@ from gateway.memory.session import MemoryCandidate, from_retrieval
 from gateway.memory.store import QuotaExceeded
 from gateway.memory.text import dedup_key
 from gateway.memory.tokens import Tokenizers
-from gateway.pipeline.context import ChatContext
+from gateway.pipeline.request import ChatRequest
+from gateway.pipeline.values import MemoryInjection, QueryEmbedding, Timings
 from gateway.policy.models import MemoryPolicy
 from gateway.telemetry.throttled_log import ThrottledLogger
 
@@ -47,32 +48,54 @@ class MemoryStage:
         self._limits = limits
         self._failures = ThrottledLogger(logger, interval_seconds=30.0)
 
-    async def run(self, ctx: ChatContext) -> None:
-        policy = ctx.policy.memory
-        if not policy.enabled or not ctx.user:
-            return
+    async def run(
+        self,
+        request: ChatRequest,
+        timings: Timings,
+        embedding: QueryEmbedding | None = None,
+    ) -> MemoryInjection:
+        """What to inject for this request's user; `embedding`: the ask's, when the
+        semantic stage made it already."""
+        policy = request.policy.memory
+        if not policy.enabled or not request.user:
+            return MemoryInjection(query_embedding=embedding)
+        draft = _Draft(embedding)
         try:
-            await self._run(ctx, policy, MemoryScope(ctx.tenant, ctx.user, ctx.namespace))
+            await self._run(
+                request,
+                timings,
+                draft,
+                policy,
+                MemoryScope(request.tenant, request.user, request.namespace),
+            )
         except Exception as exc:
             if self._on_failure is not None:
                 self._on_failure("memory", "retrieve")
-            if ctx.policy.failure.memory == "closed":
+            if request.policy.failure.memory == "closed":
                 raise StoreUnavailableError(
                     "The memory store is unavailable and this policy fails closed."
                 ) from exc
             self._failures.warning(
                 "memory stage failed (%s); forwarding without memory", type(exc).__name__
             )
-            ctx.memory_note = "memory_unavailable"
+            draft.note = "memory_unavailable"
+        return draft.injection()
 
-    async def _run(self, ctx: ChatContext, policy: MemoryPolicy, scope: MemoryScope) -> None:
-        messages: list[dict[str, Any]] = list(ctx.body.get("messages") or [])
-        query = last_user_text(messages)
-        with ctx.timed("memory_retrieve"):
+    async def _run(
+        self,
+        request: ChatRequest,
+        timings: Timings,
+        draft: _Draft,
+        policy: MemoryPolicy,
+        scope: MemoryScope,
+    ) -> None:
+        messages: list[dict[str, Any]] = list(request.messages)
+        query = request.key_text
+        with timings.timed("memory_retrieve"):
             index = await self._service.scope_index(scope)
             retrieved: list[ScoredMemory] = []
             if index.size and query:
-                vector = await self._query_vector(ctx, query, policy)
+                vector = await self._query_vector(request, draft, query, policy)
                 retrieved = await self._service.search(
                     scope,
                     query,
@@ -81,83 +104,102 @@ class MemoryStage:
                     query_vector=vector,
                     index=index,
                 )
-            if ctx.session:
+            if request.session:
                 turn = await self._service.session_turn(
-                    scope, ctx.session, retrieved, policy, index=index
+                    scope, request.session, retrieved, policy, index=index
                 )
                 candidates = turn.to_inject
             else:
                 candidates = [from_retrieval(s) for s in retrieved][: policy.session.inject_top_n]
         if candidates:
-            injected = self._inject(ctx, policy, messages, candidates)
+            with timings.timed("memory_inject"):
+                injected = self._inject(request, draft, policy, messages, candidates)
             if injected:
-                await self._service.touch(ctx.tenant, injected)
+                await self._service.touch(request.tenant, injected)
         if policy.capture.enabled and query:
-            await self._capture(ctx, policy, scope, messages, index)
+            await self._capture(timings, draft, policy, scope, query, index)
 
-    async def _query_vector(self, ctx: ChatContext, query: str, policy: MemoryPolicy) -> Any:
+    async def _query_vector(
+        self, request: ChatRequest, draft: _Draft, query: str, policy: MemoryPolicy
+    ) -> Any:
         """The query's vector, embedded once per request: the semantic stage's when it
         embedded the same text, else embedded here and, when the text is the ask the
-        semantic stage compares (a turn without material), left for it to reuse."""
-        if ctx.query_vector is not None:
-            return ctx.query_vector if ctx.query_text == query else None
+        semantic stage compares (a turn without material), handed on for it to reuse."""
+        known = draft.embedding
+        if known is not None and known.vector is not None:
+            return known.vector if known.text == query else None
         vector = await self._service.embed_query(query, policy.embed_timeout_seconds)
-        if vector is not None and ctx.parsed_turn().ask == query:
-            ctx.query_text, ctx.query_vector = query, vector
+        if vector is not None and request.turn.ask == query:
+            draft.embedding = QueryEmbedding(query, vector)
         return vector
 
     def _inject(
         self,
-        ctx: ChatContext,
+        request: ChatRequest,
+        draft: _Draft,
         policy: MemoryPolicy,
         messages: list[dict[str, Any]],
         candidates: list[MemoryCandidate],
     ) -> list[str]:
         """Injects what fits; returns the ids of the memories injected."""
-        with ctx.timed("memory_inject"):
-            counter = self._tokenizers.for_model(self._limits.tokenizer_model(ctx.model))
-            window = self._limits.context_window(ctx.model, policy.default_context_window_tokens)
-            reserve = _requested_output_tokens(ctx.body) or policy.reserve_output_tokens
-            room = window - counter.count_messages(messages) - reserve
-            budget = min(policy.max_memory_tokens, room)
-            if budget <= 0:
-                ctx.memory_note = "no_room_in_context"
-                return []
-            block = build_block(candidates, counter, budget)
-            if block.message is None:
-                ctx.memory_note = "nothing_fits_budget"
-                return []
-            ctx.body = {**ctx.body, "messages": insert_after_system_prompt(messages, block.message)}
-            ctx.memory_tokens = block.tokens
-            ctx.memory_items = len(block.included)
-            return [candidate.memory_id for candidate in block.included]
+        counter = self._tokenizers.for_model(self._limits.tokenizer_model(request.model))
+        window = self._limits.context_window(request.model, policy.default_context_window_tokens)
+        reserve = _requested_output_tokens(request.body) or policy.reserve_output_tokens
+        room = window - counter.count_messages(messages) - reserve
+        budget = min(policy.max_memory_tokens, room)
+        if budget <= 0:
+            draft.note = "no_room_in_context"
+            return []
+        block = build_block(candidates, counter, budget)
+        if block.message is None:
+            draft.note = "nothing_fits_budget"
+            return []
+        draft.body = {
+            **request.body,
+            "messages": insert_after_system_prompt(messages, block.message),
+        }
+        draft.tokens = block.tokens
+        draft.items = len(block.included)
+        return [candidate.memory_id for candidate in block.included]
 
     async def _capture(
         self,
-        ctx: ChatContext,
+        timings: Timings,
+        draft: _Draft,
         policy: MemoryPolicy,
         scope: MemoryScope,
-        messages: list[dict[str, Any]],
+        query: str,
         index: ScopeIndex,
     ) -> None:
         known = index.known_keys
-        statements = [
-            text
-            for text in extract_statements(last_user_text(messages))
-            if dedup_key(text) not in known
-        ]
+        statements = [text for text in extract_statements(query) if dedup_key(text) not in known]
         if not statements:
             return
         # Captured text never refuses the request: flagged statements are quarantined
         # at most, whatever the policy says for the API.
         capture_policy = policy.model_copy(update={"write_guard": "quarantine"})
         items = [NewMemory(content=text, source=policy.capture.source) for text in statements]
-        with ctx.timed("memory_capture"):
+        with timings.timed("memory_capture"):
             try:
                 await self._service.add(scope, items, capture_policy)
             except QuotaExceeded:
                 # The user is at a cap: capture stops storing, the turn goes on.
-                ctx.memory_note = "memory_limit_reached"
+                draft.note = "memory_limit_reached"
+
+
+@dataclass(slots=True)
+class _Draft:
+    """The injection being worked out (one run's, local): what a failure part-way
+    leaves stays, as the request is then forwarded with what was done."""
+
+    embedding: QueryEmbedding | None
+    body: dict[str, Any] | None = None
+    tokens: int = 0
+    items: int = 0
+    note: str | None = None
+
+    def injection(self) -> MemoryInjection:
+        return MemoryInjection(self.body, self.tokens, self.items, self.note, self.embedding)
 
 
 def _requested_output_tokens(body: dict[str, Any]) -> int | None:

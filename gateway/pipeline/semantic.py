@@ -21,6 +21,7 @@ The reason reported for a miss is the one of the best candidate that got furthes
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import time
 import uuid
@@ -31,16 +32,23 @@ import orjson
 
 from gateway.adaptive.known_different import is_known_different
 from gateway.adaptive.serving import AdaptiveServing
-from gateway.cache.keys import compatibility_fingerprint
 from gateway.cache.protocols import CachedCompletion
 from gateway.cache.vector_index import SemanticEntry, VectorIndex
 from gateway.embed.protocol import Embedder
 from gateway.entities.entities import EntityComparator
 from gateway.nlp import detect_language
 from gateway.pipeline.cache_controls import entry_ttl_seconds
-from gateway.pipeline.context import ChatContext
 from gateway.pipeline.reasons import Layer, Reason
+from gateway.pipeline.request import ChatRequest
 from gateway.pipeline.serve_check import why_not_servable
+from gateway.pipeline.values import (
+    Hit,
+    Lookup,
+    Miss,
+    QueryEmbedding,
+    SemanticDiagnostics,
+    Timings,
+)
 from gateway.policy.models import SemanticCachePolicy
 from gateway.review.protocol import Reviewer, ReviewVerdict
 from gateway.telemetry.throttled_log import ThrottledLogger
@@ -168,8 +176,6 @@ def _ms_since(started: float) -> float:
 
 
 class SemanticCacheStage:
-    name = "semantic"
-
     def __init__(
         self,
         embedder: Embedder,
@@ -187,95 +193,95 @@ class SemanticCacheStage:
         self._reviewer = reviewer
         self._failures = ThrottledLogger(logger, interval_seconds=30.0)
 
-    def _prepare(self, ctx: ChatContext) -> str:
-        if ctx.fingerprint is None:
-            turn = ctx.parsed_turn()
-            ctx.fingerprint = compatibility_fingerprint(
-                tenant=ctx.tenant,
-                namespace=ctx.cache_namespace(),
-                model=ctx.model,
-                body=ctx.body,
-                turn=turn,
-            )
-            ctx.query_text = turn.ask
-        return ctx.fingerprint
-
     @staticmethod
-    def _not_comparable(ctx: ChatContext) -> Reason | None:
+    def _not_comparable(request: ChatRequest) -> Reason | None:
         """Why this request cannot be matched by meaning at all (None: it can)."""
-        turn = ctx.turn
-        if turn is None or turn.index is None:
+        turn = request.turn
+        if turn.index is None:
             return Reason.NO_CANDIDATE
         if not turn.ask:
             if turn.material or turn.attachment_digests:
                 return Reason.MATERIAL_ONLY
             return Reason.NO_CANDIDATE
-        if ask_length(turn.ask) > ctx.policy.semantic_cache.max_query_chars:
+        if ask_length(turn.ask) > request.policy.semantic_cache.max_query_chars:
             return Reason.QUERY_TOO_LONG if turn.material else Reason.LONG_PROMPT
         return None
 
-    async def _embed(self, ctx: ChatContext) -> Any:
-        if ctx.query_vector is None and ctx.query_text:
-            timeout = ctx.policy.semantic_cache.embed_timeout_seconds
-            vectors = await asyncio.wait_for(self._embedder.embed([ctx.query_text]), timeout)
-            ctx.query_vector = vectors[0]
-        return ctx.query_vector
+    async def _embed(self, request: ChatRequest, known: QueryEmbedding | None) -> QueryEmbedding:
+        """The ask's embedding (a comparable request has one): `known` when it is of
+        the ask, else embedded now."""
+        ask = request.turn.ask
+        if known is not None and known.text == ask:
+            return known
+        timeout = request.policy.semantic_cache.embed_timeout_seconds
+        vectors = await asyncio.wait_for(self._embedder.embed([ask]), timeout)
+        return QueryEmbedding(ask, vectors[0])
 
-    async def lookup(self, ctx: ChatContext) -> CachedCompletion | None:
-        policy = ctx.policy.semantic_cache
-        fingerprint = self._prepare(ctx)
-        not_comparable = self._not_comparable(ctx)
+    async def lookup(
+        self,
+        request: ChatRequest,
+        timings: Timings,
+        embedding: QueryEmbedding | None = None,
+    ) -> Lookup:
+        """A stored answer for a request that means the same, or why there is none.
+        `embedding`: the ask's, when the memory stage made it already."""
+        policy = request.policy.semantic_cache
+        fingerprint = request.fingerprint
+        not_comparable = self._not_comparable(request)
         if not_comparable is not None:
-            ctx.decide(Layer.MISS, not_comparable)
-            return None
+            return Miss(not_comparable)
         try:
-            with ctx.timed("embed"):
-                vector = await self._embed(ctx)
+            with timings.timed("embed"):
+                embedding = await self._embed(request, embedding)
         except Exception as exc:  # includes the timeout
             self._failures.warning(
                 "embedder failed (%s); semantic lookup skipped", type(exc).__name__
             )
-            ctx.decide(Layer.MISS, Reason.EMBEDDER_UNAVAILABLE)
-            return None
-        with ctx.timed("semantic_search"):
-            candidates = await self._index.search(fingerprint, vector, policy.top_k)
+            return Miss(Reason.EMBEDDER_UNAVAILABLE)
+        with timings.timed("semantic_search"):
+            candidates = await self._index.search(fingerprint, embedding.vector, policy.top_k)
         if not candidates:
-            ctx.decide(Layer.MISS, Reason.NO_CANDIDATE)
-            return None
-        with ctx.timed("semantic_judge"):
-            hit = await self._judge(ctx, candidates)
-        if hit is None:
-            return None
-        if hit.entry.entry_id == ctx.exact_key:
+            return Miss(Reason.NO_CANDIDATE, query_embedding=embedding)
+        with timings.timed("semantic_judge"):
+            judged = await self._judge(request, timings, candidates)
+        if isinstance(judged, Miss):
+            return dataclasses.replace(judged, query_embedding=embedding)
+        hit, diagnostics = judged
+        layer = Layer.SEMANTIC
+        if hit.entry.entry_id == request.exact_key_if_computed:
             # The entry of this very request (entries are stored under their exact
             # key), stored after this request's exact read missed: an exact hit.
-            ctx.decide(Layer.EXACT)
+            layer = Layer.EXACT
         else:
-            ctx.decide(Layer.SEMANTIC)
-            ctx.similarity = hit.similarity
+            diagnostics = dataclasses.replace(diagnostics, similarity=hit.similarity)
         self._index.touch(hit.entry.entry_id)
-        return CachedCompletion(
+        entry = CachedCompletion(
             completion=hit.entry.completion,
             tenant=hit.entry.tenant,
             model=hit.entry.model,
             created_at=hit.entry.created_at,
         )
+        return Hit(entry, layer, diagnostics, query_embedding=embedding)
 
     async def _judge(
-        self, ctx: ChatContext, candidates: list[tuple[SemanticEntry, float]]
-    ) -> SemanticHit | None:
-        reason: Reason | None = None
-        policy = ctx.policy.semantic_cache
-        language = detect_language(ctx.query_text or "")  # the ask's: its cosine scale
+        self,
+        request: ChatRequest,
+        timings: Timings,
+        candidates: list[tuple[SemanticEntry, float]],
+    ) -> tuple[SemanticHit, SemanticDiagnostics] | Miss:
+        """Walks the candidates best first (see the module docstring)."""
+        policy = request.policy.semantic_cache
+        ask = request.turn.ask
+        language = detect_language(ask)  # the ask's: its cosine scale
         adaptive = self._adaptive if policy.adaptive.mode != "off" else None
         accept: float | None = None
         if adaptive is not None:
-            ctx.adaptive_language = language
-            accept = adaptive.serving_threshold(ctx.tenant, language, ctx.model, policy)
+            accept = adaptive.serving_threshold(request.tenant, language, request.model, policy)
+        walk = _Walk(adaptive_language=language if adaptive is not None else None)
         for position, (entry, cosine) in enumerate(candidates):
             similarity = self._embedder.calibrate(cosine, language)
             decision = await judge_candidate(
-                ctx.query_text or "",
+                ask,
                 entry.query_text,
                 similarity,
                 policy,
@@ -291,70 +297,104 @@ class SemanticCacheStage:
                 accept_threshold=accept,
             )
             if decision.review_verdict is not None:
-                ctx.review_verdict = decision.review_verdict
-                ctx.timings_ms["review"] = decision.review_ms
+                walk.review_verdict = decision.review_verdict
+                timings.ms["review"] = decision.review_ms
             if decision.error is not None:
                 self._failures.warning("reviewer failed (%s); candidate rejected", decision.error)
             if decision.accepted:
                 # A match that cannot give this request all it asks for is passed over.
-                refusal = why_not_servable(ctx, entry.completion, entry.created_at)
+                refusal = why_not_servable(request, entry.completion, entry.created_at)
                 if refusal is None:
                     if adaptive is not None:
-                        adaptive.served(ctx.tenant, language, ctx.model, similarity, policy)
-                    return SemanticHit(entry, similarity)
-                ctx.entry_refused = True
-                if reason is None:
-                    reason, ctx.similarity = refusal, similarity
+                        adaptive.served(request.tenant, language, request.model, similarity, policy)
+                    return SemanticHit(entry, similarity), walk.diagnostics()
+                walk.entry_refused = True
+                if walk.reason is None:
+                    walk.reason, walk.similarity = refusal, similarity
                 continue
-            ctx.mismatch_kinds += decision.mismatch_kinds
+            walk.mismatch_kinds += decision.mismatch_kinds
             if (
                 adaptive is not None
-                and ctx.adaptive_different is None
+                and walk.adaptive_different is None
                 and similarity >= policy.adaptive.floor
                 and is_known_different(decision.mismatch_kinds)
             ):
                 # A pair known to be different: the judge's false-accept rate (shadow).
-                ctx.adaptive_different = (entry, similarity)
+                walk.adaptive_different = (entry, similarity)
             if decision.reason is Reason.BELOW_THRESHOLD:
-                if reason is None:
-                    ctx.similarity = similarity
+                if walk.reason is None:
+                    walk.similarity = similarity
                 if adaptive is not None and similarity >= policy.adaptive.floor:
                     # Checked after the response (the shadow), not on this path.
-                    ctx.adaptive_candidates = [
+                    walk.adaptive_candidates = tuple(
                         (later, self._embedder.calibrate(later_cosine, language))
                         for later, later_cosine in candidates[position:]
-                    ]
+                    )
                 break  # candidates are sorted: the rest are lower still
-            if reason is None:
-                reason, ctx.similarity = decision.reason, similarity
-        ctx.decide(Layer.MISS, reason or Reason.BELOW_THRESHOLD)
-        return None
+            if walk.reason is None:
+                walk.reason, walk.similarity = decision.reason, similarity
+        return Miss(
+            walk.reason or Reason.BELOW_THRESHOLD,
+            walk.diagnostics(),
+            entry_refused=walk.entry_refused,
+        )
 
-    async def store(self, ctx: ChatContext, completion: dict[str, Any]) -> None:
-        fingerprint = self._prepare(ctx)
-        if self._not_comparable(ctx) is not None:
+    async def store(
+        self,
+        request: ChatRequest,
+        completion: dict[str, Any],
+        embedding: QueryEmbedding | None = None,
+    ) -> None:
+        """Stores the answer under the ask's embedding (`embedding` when it is the
+        ask's, else embedded now)."""
+        fingerprint = request.fingerprint
+        if self._not_comparable(request) is not None:
             return
-        vector = await self._embed(ctx)
+        embedded = await self._embed(request, embedding)
         now = time.time()
         entry = SemanticEntry(
-            # The exact key when there is one: re-storing the same request replaces its
-            # entry, and a purge by key reaches both layers.
-            entry_id=ctx.exact_key or uuid.uuid4().hex,
-            tenant=ctx.tenant,
-            model=ctx.model,
+            # The exact key: re-storing the same request replaces its entry, and a
+            # purge by key reaches both layers.
+            entry_id=request.exact_key_if_computed or uuid.uuid4().hex,
+            tenant=request.tenant,
+            model=request.model,
             fingerprint=fingerprint,
-            query_text=ctx.query_text or "",
+            query_text=request.turn.ask,
             completion=completion,
             created_at=now,
-            expires_at=now + entry_ttl_seconds(ctx, ctx.policy.semantic_cache.ttl_seconds),
-            policy_version=ctx.policy.version,
-            namespace=ctx.cache_namespace(),
+            expires_at=now + entry_ttl_seconds(request, request.policy.semantic_cache.ttl_seconds),
+            policy_version=request.policy.version,
+            namespace=request.cache_namespace(),
         )
-        await self._index.add(entry, vector)
+        await self._index.add(entry, embedded.vector)
 
     def report_failure(self, operation: str, exc: BaseException) -> None:
         self._failures.warning(
             "semantic cache %s failed (%s); serving from the provider",
             operation,
             type(exc).__name__,
+        )
+
+
+@dataclass(slots=True)
+class _Walk:
+    """What the walk over the candidates found so far (one lookup's, local)."""
+
+    reason: Reason | None = None
+    similarity: float | None = None
+    review_verdict: str | None = None
+    mismatch_kinds: tuple[str, ...] = ()
+    adaptive_candidates: tuple[tuple[SemanticEntry, float], ...] = ()
+    adaptive_different: tuple[SemanticEntry, float] | None = None
+    adaptive_language: str | None = None
+    entry_refused: bool = False
+
+    def diagnostics(self) -> SemanticDiagnostics:
+        return SemanticDiagnostics(
+            similarity=self.similarity,
+            review_verdict=self.review_verdict,
+            mismatch_kinds=self.mismatch_kinds,
+            adaptive_candidates=self.adaptive_candidates,
+            adaptive_different=self.adaptive_different,
+            adaptive_language=self.adaptive_language,
         )

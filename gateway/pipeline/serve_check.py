@@ -10,17 +10,17 @@ from typing import Any
 
 from gateway.completions import replay_gap
 from gateway.pipeline.cache_controls import older_than_max_age
-from gateway.pipeline.context import ChatContext
 from gateway.pipeline.reasons import Reason
+from gateway.pipeline.request import ChatRequest
 
 
 def why_not_servable(
-    ctx: ChatContext, completion: dict[str, Any], created_at: float
+    request: ChatRequest, completion: dict[str, Any], created_at: float
 ) -> Reason | None:
-    """None when `completion`, stored at `created_at`, may answer `ctx`'s request; else
+    """None when `completion`, stored at `created_at`, may answer `request`'s request; else
     the miss reason."""
-    if older_than_max_age(ctx, created_at, time.time()):
+    if older_than_max_age(request, created_at, time.time()):
         return Reason.OLDER_THAN_MAX_AGE
-    if replay_gap(completion, ctx.body) is not None:
+    if replay_gap(completion, request.body) is not None:
         return Reason.REPLAY_INCOMPLETE
     return None

@@ -69,7 +69,6 @@ class SingleFlight:
         self._poll_seconds = poll_seconds
         self._flights: dict[str, Flight] = {}
         self._failures = ThrottledLogger(logger, interval_seconds=60.0)
-        self.coalesced_total = 0
 
     def in_flight(self) -> int:
         return len(self._flights)
@@ -82,10 +81,7 @@ class SingleFlight:
         flight = self._flights.get(key)
         if flight is not None:
             flight.followers += 1
-            shared = await self._wait(flight, wait_seconds)
-            if shared is not None:
-                self.coalesced_total += 1
-            return Joined(shared=shared)
+            return Joined(shared=await self._wait(flight, wait_seconds))
         # Claimed before the first await: a concurrent request of this process now
         # finds it and follows.
         flight = Flight(key, asyncio.get_running_loop().create_future())

@@ -4,17 +4,17 @@ log line. Per process; the log holds the most recent `capacity` records."""
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from typing import Any
 
 import orjson
 
-from gateway.cache.keys import last_user_text
-from gateway.pipeline.context import ChatContext
 from gateway.telemetry.hit_rate_alert import HitRateDropMonitor
 from gateway.telemetry.metrics import GatewayMetrics
-from gateway.telemetry.records import DecisionRecord, record_from
+from gateway.telemetry.records import DecisionRecord
 from gateway.telemetry.stats import DecisionStats
 
 logger = logging.getLogger("gateway.decisions")
@@ -42,18 +42,18 @@ class DecisionRecorder:
         self._cost = cost
         self._recent: deque[DecisionRecord] = deque(maxlen=capacity)
 
-    def record(self, ctx: ChatContext, status: int) -> DecisionRecord:
-        cost = 0.0
-        if ctx.tokens_saved and ctx.saved_usage:
+    def record(
+        self, record: DecisionRecord, saved_usage: Mapping[str, Any] | None = None
+    ) -> DecisionRecord:
+        """Keeps, counts and logs a finished request's record; `saved_usage` (a hit's
+        stored usage) prices what it saved."""
+        if record.tokens_saved and saved_usage:
             cost = self._cost(
-                ctx.model,
-                int(ctx.saved_usage.get("prompt_tokens") or 0),
-                int(ctx.saved_usage.get("completion_tokens") or 0),
+                record.model,
+                int(saved_usage.get("prompt_tokens") or 0),
+                int(saved_usage.get("completion_tokens") or 0),
             )
-        prompt = None
-        if ctx.policy.telemetry.record_prompts:
-            prompt = last_user_text(ctx.body.get("messages") or [])
-        record = record_from(ctx, status, cost, prompt)
+            record = dataclasses.replace(record, cost_saved_usd=round(cost, 8))
         self._recent.append(record)
         self.stats.add(record)
         self.metrics.observe(record)

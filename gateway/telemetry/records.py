@@ -1,14 +1,12 @@
 """The decision record: what the gateway did with one request and why. One per request,
 kept in memory for `/admin/decisions`, counted into metrics and stats, and written as
-one log line. No prompt text unless the policy's `telemetry.record_prompts` enables it."""
+one log line. Built by the pipeline (`gateway/pipeline/decision.py`); no prompt text
+unless the policy's `telemetry.record_prompts` enables it."""
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 from typing import Any
-
-from gateway.pipeline.context import ChatContext
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,46 +67,3 @@ class DecisionRecord:
         if self.prompt is not None:
             value["prompt"] = self.prompt
         return value
-
-
-def record_from(
-    ctx: ChatContext, status: int, cost_saved_usd: float, prompt: str | None = None
-) -> DecisionRecord:
-    return DecisionRecord(
-        request_id=ctx.request_id,
-        at=time.time(),
-        tenant=ctx.tenant,
-        model=ctx.model,
-        stream=ctx.stream,
-        layer=ctx.layer.value,
-        reason=ctx.reason.value if ctx.reason else None,
-        status=status,
-        stored=ctx.stored,
-        coalesced=ctx.coalesced,
-        similarity=None if ctx.similarity is None else round(ctx.similarity, 4),
-        review_verdict=ctx.review_verdict,
-        mismatch_kinds=tuple(ctx.mismatch_kinds),
-        classifier_rule=ctx.classifier_rule,
-        tokens_saved=ctx.tokens_saved,
-        cost_saved_usd=round(cost_saved_usd, 8),
-        memory_tokens=ctx.memory_tokens,
-        memory_items=ctx.memory_items,
-        memory_note=ctx.memory_note,
-        total_ms=ctx.elapsed_ms(),
-        cache_key=ctx.exact_key,
-        stages_ms=dict(ctx.timings_ms),
-        turn=_turn_shape(ctx),
-        prompt=prompt,
-    )
-
-
-def _turn_shape(ctx: ChatContext) -> dict[str, Any] | None:
-    turn = ctx.turn
-    if turn is None:
-        return None
-    return {
-        "split": turn.rule,
-        "material_blocks": len(turn.material),
-        "attachments": len(turn.attachment_digests),
-        "ask_chars": len(turn.ask),
-    }

@@ -13,8 +13,19 @@ from typing import Any
 
 from gateway.turn.parts import split_parts
 from gateway.turn.split import TurnSplit, ask_length, split_turn
+from gateway.turn.text import LastTurn, key_text, last_user_index, rule_turn
 
-__all__ = ["ParsedTurn", "TurnSplit", "ask_length", "parse_last_user_turn", "split_turn"]
+__all__ = [
+    "LastTurn",
+    "ParsedTurn",
+    "TurnSplit",
+    "ask_length",
+    "key_text",
+    "last_user_index",
+    "parse_last_user_turn",
+    "rule_turn",
+    "split_turn",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,17 +38,10 @@ class ParsedTurn:
     text_chars: int  # of the turn's whole text
 
 
-def _last_user_index(messages: Sequence[Mapping[str, Any]]) -> int | None:
-    for index in range(len(messages) - 1, -1, -1):
-        if messages[index].get("role") == "user":
-            return index
-    return None
-
-
 def last_user_turn_chars(messages: Sequence[Mapping[str, Any]]) -> int:
     """About how many characters the last user turn's text has (its string content, or
     its parts' strings): what splitting it will cost, known without splitting it."""
-    index = _last_user_index(messages)
+    index = last_user_index(messages)
     content = None if index is None else messages[index].get("content")
     if isinstance(content, str):
         return len(content)
@@ -53,7 +57,7 @@ def last_user_turn_chars(messages: Sequence[Mapping[str, Any]]) -> int:
 
 
 def parse_last_user_turn(messages: Sequence[Mapping[str, Any]], max_ask_chars: int) -> ParsedTurn:
-    index = _last_user_index(messages)
+    index = last_user_index(messages)
     if index is None:
         return ParsedTurn(None, "", (), (), "plain", 0)
     parts = split_parts(messages[index].get("content"))

@@ -32,8 +32,8 @@ from gateway.components import ComponentsFactory
 from gateway.errors import InvalidRequest
 from gateway.memory.inject import MEMORY_HEADER
 from gateway.pipeline.classify import ClassifyStage
-from gateway.pipeline.context import ChatContext
 from gateway.pipeline.exact import ExactCacheStage
+from gateway.pipeline.request import ChatRequest
 from gateway.pipeline.runner import ChatPipeline
 from gateway.pipeline.semantic import SemanticCacheStage
 from gateway.policy.loader import PolicyStore
@@ -149,7 +149,7 @@ class PairImporter:
             return Refusal.INVALID_REQUEST
         if not self._provider.has_model(parsed.model):
             return Refusal.UNKNOWN_MODEL
-        ctx = ChatContext(
+        request = ChatRequest(
             request_id=f"import-{line_number}",
             principal=Principal(tenant=self._options.tenant),
             model=parsed.model,
@@ -158,46 +158,45 @@ class PairImporter:
             user=user if isinstance(user, str) and user else None,
             namespace=self._options.namespace,
         )
-        self._classify.run(ctx)
-        if not ctx.cacheable:
-            return ctx.reason.value if ctx.reason is not None else "bypass"
-        refusal = self._refusal(ctx, pair.completion)
+        verdict = self._classify.run(request)
+        if verdict.reason is not None:
+            return verdict.reason.value
+        refusal = self._refusal(request, pair.completion)
         if refusal is not None:
             return refusal
-        key = self._exact.key_for(ctx)
+        key = request.exact_key
         if key in self._stored_keys:
             return Refusal.DUPLICATE
-        if ctx.policy.exact_cache.enabled:
+        if request.policy.exact_cache.enabled:
             try:
-                cached = await self._exact.lookup(ctx)
+                cached = await self._exact.lookup(request)
             except Exception as exc:
                 self._exact.report_failure("lookup", exc)
                 return Refusal.STORE_FAILED
             if cached is not None:
                 return Refusal.DUPLICATE
         if self._seeder is not None:
-            await self._seeder.seed(ctx, pair.completion)  # before: it finds older entries
+            await self._seeder.seed(request, pair.completion)  # before: it finds older entries
         self._failures.seen = False
-        await self._pipeline.store_answer(ctx, pair.completion)
-        if not ctx.stored:
+        if not await self._pipeline.store_answer(request, pair.completion):
             return Refusal.STORE_FAILED if self._failures.seen else Refusal.NOT_STORED
         self._stored_keys.add(key)
         return None
 
-    def _refusal(self, ctx: ChatContext, completion: dict[str, Any]) -> Refusal | None:
+    def _refusal(self, request: ChatRequest, completion: dict[str, Any]) -> Refusal | None:
         """What the live store rules (`ChatPipeline._should_store`) and the replay check
         would refuse, each with its own reason."""
-        if _carries_memory_block(ctx.body):
+        if _carries_memory_block(request.body):
             return Refusal.MEMORY_PERSONALIZED
         if (
-            ctx.user is not None
-            and ctx.policy.memory.enabled
+            request.user is not None
+            and request.policy.memory.enabled
             and not self._options.include_user_records
         ):
             return Refusal.USER_SCOPED
-        if not finished_normally(completion, ctx.policy.cacheable_finish_reasons):
+        if not finished_normally(completion, request.policy.cacheable_finish_reasons):
             return Refusal.FINISH_REASON
-        if replay_gap(completion, ctx.body) is not None:
+        if replay_gap(completion, request.body) is not None:
             return Refusal.REPLAY_INCOMPLETE
         return None
 

@@ -32,11 +32,10 @@ from gateway.adaptive.judges import JudgeVerdict, LocalAgreementJudge, ShadowCas
 from gateway.adaptive.known_different import is_known_different
 from gateway.adaptive.serving import AdaptiveServing
 from gateway.adaptive.stats import AdaptiveStats, Scope, scopes_of
-from gateway.cache.keys import compatibility_fingerprint
 from gateway.cache.vector_index import SemanticEntry, VectorIndex
 from gateway.components import SemanticComponents
 from gateway.nlp import detect_language
-from gateway.pipeline.context import ChatContext
+from gateway.pipeline.request import ChatRequest
 from gateway.pipeline.semantic import judge_candidate, stored_answer_text
 from gateway.storage import Storage
 from gateway.turn import ask_length
@@ -75,35 +74,23 @@ class AdaptiveSeeder:
         self._index = index
         self.summary = SeedSummary()
 
-    async def seed(self, ctx: ChatContext, completion: dict[str, Any]) -> None:
-        """Before `ctx`'s record is stored: judge it against its best candidate. Sets
-        `ctx.fingerprint`, `ctx.query_text` and `ctx.query_vector`, which the store
-        then reuses (the ask is embedded once)."""
-        policy = ctx.policy.semantic_cache
+    async def seed(self, request: ChatRequest, completion: dict[str, Any]) -> None:
+        """Before `request`'s record is stored: judge it against its best candidate."""
+        policy = request.policy.semantic_cache
         if not policy.enabled or policy.adaptive.mode == "off":
             return
-        turn = ctx.parsed_turn()
+        turn = request.turn
         if turn.index is None or not turn.ask or ask_length(turn.ask) > policy.max_query_chars:
             return  # not matched by meaning live either
-        if ctx.fingerprint is None:
-            ctx.fingerprint = compatibility_fingerprint(
-                tenant=ctx.tenant,
-                namespace=ctx.cache_namespace(),
-                model=ctx.model,
-                body=ctx.body,
-                turn=turn,
-            )
-            ctx.query_text = turn.ask
         embedder = self._components.embedder
-        if ctx.query_vector is None:
-            ctx.query_vector = (await embedder.embed([turn.ask]))[0]
-        candidates = await self._index.search(ctx.fingerprint, ctx.query_vector, policy.top_k)
+        vector = (await embedder.embed([turn.ask]))[0]
+        candidates = await self._index.search(request.fingerprint, vector, policy.top_k)
         language = detect_language(turn.ask)
-        accept = self._serving.serving_threshold(ctx.tenant, language, ctx.model, policy)
+        accept = self._serving.serving_threshold(request.tenant, language, request.model, policy)
         floor = policy.adaptive.floor
         different: SemanticEntry | None = None
         for entry, cosine in candidates:
-            if entry.entry_id == ctx.exact_key:
+            if entry.entry_id == request.exact_key:
                 continue  # this very request, stored before
             similarity = embedder.calibrate(cosine, language)
             if similarity < floor:
@@ -122,26 +109,26 @@ class AdaptiveSeeder:
             if decision.accepted:
                 break  # it would have been served
             if decision.passed_checks:
-                await self._add_verdict(ctx, language, entry, similarity, completion)
+                await self._add_verdict(request, language, entry, similarity, completion)
                 break
             if different is None and is_known_different(decision.mismatch_kinds):
                 different = entry
         if different is not None:
-            verdict = await self._judge(ctx, different, completion)
+            verdict = await self._judge(request, different, completion)
             self._stats.record_judge_truth("local", truly_same=False, says_same=verdict.same)
             self.summary.known_different += 1
             self.summary.known_different_accepted += int(verdict.same)
 
     async def _judge(
-        self, ctx: ChatContext, entry: SemanticEntry, completion: dict[str, Any]
+        self, request: ChatRequest, entry: SemanticEntry, completion: dict[str, Any]
     ) -> JudgeVerdict:
         judge = LocalAgreementJudge(
             self._components.comparator,
             self._components.embedder,
-            ctx.policy.semantic_cache.adaptive.agreement_min_cosine,
+            request.policy.semantic_cache.adaptive.agreement_min_cosine,
         )
         case = ShadowCase(
-            query=ctx.query_text or "",
+            query=request.turn.ask,
             candidate=entry.query_text,
             stored_answer=stored_answer_text(entry.completion) or "",
             fresh_answer=stored_answer_text(completion) or "",
@@ -150,20 +137,20 @@ class AdaptiveSeeder:
 
     async def _add_verdict(
         self,
-        ctx: ChatContext,
+        request: ChatRequest,
         language: str,
         entry: SemanticEntry,
         similarity: float,
         completion: dict[str, Any],
     ) -> None:
-        verdict = await self._judge(ctx, entry, completion)
+        verdict = await self._judge(request, entry, completion)
         errors = self._stats.judge_errors("local")
         if not errors.informative:
             return
         corrected = errors.corrected(
-            verdict.same, self._stats.prior_same(Scope(ctx.tenant), similarity)
+            verdict.same, self._stats.prior_same(Scope(request.tenant), similarity)
         )
-        scopes = scopes_of(ctx.tenant, language, ctx.model)
+        scopes = scopes_of(request.tenant, language, request.model)
         self._stats.add_traffic(scopes, similarity, 1.0)
         self._stats.add_verdict(scopes, similarity, corrected)
         self._stats.add_tally(scopes, "seed_verdicts", 1.0)

@@ -19,8 +19,9 @@ from gateway.auth import Principal
 from gateway.cache.vector_index import EmbeddedVectorIndex
 from gateway.embed.protocol import Embedder
 from gateway.entities.entities import EntityComparator
-from gateway.pipeline.context import ChatContext
+from gateway.pipeline.request import ChatRequest
 from gateway.pipeline.semantic import SemanticCacheStage, StructureGuard
+from gateway.pipeline.values import Hit, Timings
 from gateway.policy.models import Policy
 from gateway.review.protocol import Reviewer
 
@@ -34,7 +35,7 @@ def _records(data_dir: Path) -> list[dict[str, str]]:
     return records
 
 
-def _context(main: str, answer: str, follow_up: str) -> ChatContext:
+def _context(main: str, answer: str, follow_up: str) -> ChatRequest:
     body = {
         "model": "eval",
         "messages": [
@@ -43,7 +44,7 @@ def _context(main: str, answer: str, follow_up: str) -> ChatContext:
             {"role": "user", "content": follow_up},
         ],
     }
-    return ChatContext(
+    return ChatRequest(
         request_id="eval", principal=Principal("eval"), model="eval", body=body, policy=Policy()
     )
 
@@ -74,13 +75,13 @@ async def evaluate_followup_reuse(
                 other["Main Query"], other["Main Query Response"], record["Follow-Up Query"]
             )
             asked += 1
-            if await stage.lookup(ctx) is not None:
+            if isinstance(await stage.lookup(ctx, Timings()), Hit):
                 hits += 1
             # Control: in its own conversation the same follow-up IS found.
             own = _context(
                 record["Main Query"], record["Main Query Response"], record["Follow-Up Query"]
             )
-            if await stage.lookup(own) is not None:
+            if isinstance(await stage.lookup(own, Timings()), Hit):
                 same_conversation_hits += 1
         await index.close()
     return {

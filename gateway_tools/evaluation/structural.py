@@ -20,12 +20,12 @@ from typing import Any
 import orjson
 
 from gateway.auth import Principal
-from gateway.cache.keys import exact_cache_key
 from gateway.cache.vector_index import EmbeddedVectorIndex
 from gateway.embed.protocol import Embedder
 from gateway.entities.entities import EntityComparator
-from gateway.pipeline.context import ChatContext
+from gateway.pipeline.request import ChatRequest
 from gateway.pipeline.semantic import SemanticCacheStage, StructureGuard
+from gateway.pipeline.values import Hit, Timings
 from gateway.policy.models import Policy
 from gateway.review.protocol import Reviewer
 
@@ -72,21 +72,15 @@ def load_structural_probes(path: Path = DEFAULT_STRUCTURAL_PROBES) -> list[Struc
     return probes
 
 
-def _context(probe: StructuralProbe, content: Any, policy: Policy) -> ChatContext:
+def _context(probe: StructuralProbe, content: Any, policy: Policy) -> ChatRequest:
     body = {"model": "probe", "messages": [_SYSTEM, {"role": "user", "content": content}]}
-    return ChatContext(
+    return ChatRequest(
         request_id=probe.probe_id,
         principal=Principal("probes"),
         model="probe",
         body=body,
         policy=policy,
         namespace=probe.probe_id,  # every probe alone: no other probe's entry can answer
-    )
-
-
-def _exact_key(ctx: ChatContext) -> str:
-    return exact_cache_key(
-        tenant=ctx.tenant, namespace=ctx.cache_namespace(), model=ctx.model, body=ctx.body
     )
 
 
@@ -111,14 +105,15 @@ async def evaluate_structural_probes(
         try:
             for probe in probes:
                 stored = _context(probe, probe.stored, policy)
-                stored.exact_key = _exact_key(stored)
+                stored_key = stored.exact_key  # the entry's id, as the pipeline stores it
                 await stage.store(stored, _ANSWER)
                 asked = _context(probe, probe.query, policy)
-                if _exact_key(asked) == stored.exact_key:
+                if asked.exact_key == stored_key:
                     hit, outcome = True, "exact"
                 else:
-                    hit = await stage.lookup(asked) is not None
-                    outcome = "semantic" if hit else str(asked.reason)
+                    found = await stage.lookup(asked, Timings())
+                    hit = isinstance(found, Hit)
+                    outcome = "semantic" if isinstance(found, Hit) else str(found.reason)
                 totals[probe.kind] += 1
                 served[probe.kind] += hit
                 outcomes[f"{probe.kind}:{outcome}"] += 1

@@ -4,7 +4,7 @@ import pytest
 
 from gateway.auth import KeyRegistry, Principal
 from gateway.errors import Unauthorized
-from gateway.pipeline.context import CacheControl
+from gateway.pipeline.cache_controls import CacheControl
 from gateway.settings import AuthSettings, TenantSettings
 
 SETTINGS = AuthSettings(

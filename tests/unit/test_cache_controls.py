@@ -11,10 +11,11 @@ import pytest
 
 from gateway.auth import Principal
 from gateway.cache.protocols import CachedCompletion
-from gateway.pipeline.cache_controls import entry_ttl_seconds
-from gateway.pipeline.context import CacheControl, ChatContext
+from gateway.pipeline.cache_controls import CacheControl, entry_ttl_seconds
+from gateway.pipeline.decision import Decision
 from gateway.pipeline.exact import ExactCacheStage
 from gateway.pipeline.reasons import Layer, Reason
+from gateway.pipeline.request import ChatRequest
 from gateway.pipeline.runner import ChatPipeline, CompletionOutcome
 from gateway.policy.models import Policy
 from tests.unit.test_pipeline import MemoryCache, ScriptedProvider
@@ -30,8 +31,8 @@ class TtlRecordingCache(MemoryCache):
         await super().put(key, entry, ttl_seconds)
 
 
-def _context(cache_control: CacheControl, policy: dict[str, Any] | None = None) -> ChatContext:
-    return ChatContext(
+def _context(cache_control: CacheControl, policy: dict[str, Any] | None = None) -> ChatRequest:
+    return ChatRequest(
         request_id="r",
         principal=Principal("acme"),
         model="m",
@@ -41,11 +42,11 @@ def _context(cache_control: CacheControl, policy: dict[str, Any] | None = None) 
     )
 
 
-async def _run(pipeline: ChatPipeline, ctx: ChatContext) -> None:
-    outcome = await pipeline.run(ctx)
+async def _run(pipeline: ChatPipeline, ctx: ChatRequest) -> Decision:
+    outcome = await pipeline.handle(ctx)
     assert isinstance(outcome, CompletionOutcome)
-    if outcome.after_response is not None:
-        await outcome.after_response()
+    await outcome.after_response()
+    return outcome.decision
 
 
 @pytest.mark.parametrize(
@@ -79,17 +80,22 @@ async def test_max_age_refuses_an_older_entry_and_serves_a_younger_one() -> None
     cache.entries[key] = CachedCompletion(entry.completion, "acme", "m", time.time() - 100)
 
     young_enough = _context(CacheControl(max_age_seconds=200))
-    await _run(pipeline, young_enough)
-    assert young_enough.layer is Layer.EXACT and young_enough.served_age_seconds == 100
+    young_enough_decision = await _run(pipeline, young_enough)
+    assert young_enough_decision.layer is Layer.EXACT
+    assert young_enough_decision.served is not None
+    assert young_enough_decision.served.age_seconds == 100
 
     too_old = _context(CacheControl(max_age_seconds=50))
-    await _run(pipeline, too_old)
-    assert (too_old.layer, too_old.reason) == (Layer.MISS, Reason.OLDER_THAN_MAX_AGE)
+    decided = await _run(pipeline, too_old)
+    assert (decided.layer, decided.reason) == (
+        Layer.MISS,
+        Reason.OLDER_THAN_MAX_AGE,
+    )
     assert provider.calls == 2
     # The fresh answer replaced the old entry: the same request is now served.
     again = _context(CacheControl(max_age_seconds=50))
-    await _run(pipeline, again)
-    assert again.layer is Layer.EXACT and provider.calls == 2
+    again_decision = await _run(pipeline, again)
+    assert again_decision.layer is Layer.EXACT and provider.calls == 2
 
 
 async def test_a_policy_may_ignore_max_age() -> None:
@@ -102,8 +108,8 @@ async def test_a_policy_may_ignore_max_age() -> None:
     ignoring = _context(
         CacheControl(max_age_seconds=50), {"cache_control": {"honour_max_age": False}}
     )
-    await _run(pipeline, ignoring)
-    assert ignoring.layer is Layer.EXACT and provider.calls == 1
+    ignoring_decision = await _run(pipeline, ignoring)
+    assert ignoring_decision.layer is Layer.EXACT and provider.calls == 1
 
 
 @pytest.mark.parametrize(

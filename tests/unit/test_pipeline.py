@@ -11,13 +11,16 @@ from gateway.auth import Principal
 from gateway.cache.protocols import CachedCompletion
 from gateway.classify.classifier import Classification, NonCacheableClass
 from gateway.errors import StoreUnavailableError, UpstreamError
+from gateway.pipeline.cache_controls import CacheControl
 from gateway.pipeline.classify import ClassifyStage
-from gateway.pipeline.context import CacheControl, ChatContext
+from gateway.pipeline.decision import Decision
 from gateway.pipeline.exact import ExactCacheStage
 from gateway.pipeline.reasons import Layer, Reason
+from gateway.pipeline.request import ChatRequest
 from gateway.pipeline.runner import ChatPipeline, CompletionOutcome, StreamOutcome
 from gateway.policy.models import Policy
 from gateway.providers.protocol import UpstreamReport
+from gateway.telemetry.records import DecisionRecord
 
 
 class MemoryCache:
@@ -107,9 +110,9 @@ class ScriptedProvider:
         return None
 
 
-def _context(stream: bool = False, **kwargs: Any) -> ChatContext:
+def _context(stream: bool = False, **kwargs: Any) -> ChatRequest:
     body = {"model": "m", "messages": [{"role": "user", "content": "hi"}], "stream": stream}
-    return ChatContext(
+    return ChatRequest(
         request_id="r",
         principal=Principal("acme"),
         model="m",
@@ -119,32 +122,33 @@ def _context(stream: bool = False, **kwargs: Any) -> ChatContext:
     )
 
 
-async def _run_to_completion(pipeline: ChatPipeline, ctx: ChatContext) -> None:
-    outcome = await pipeline.run(ctx)
+async def _run_to_completion(
+    pipeline: ChatPipeline, request: ChatRequest
+) -> tuple[Decision, DecisionRecord]:
+    """The decision and, once the response is done, its record (what was stored)."""
+    outcome = await pipeline.handle(request)
     assert isinstance(outcome, CompletionOutcome)
-    if outcome.after_response is not None:
-        await outcome.after_response()
+    return outcome.decision, await outcome.after_response()
 
 
 async def test_non_stream_miss_then_hit() -> None:
     provider, cache = ScriptedProvider(), MemoryCache()
     pipeline = ChatPipeline(provider, ExactCacheStage(cache))
-    first = _context()
-    outcome = await pipeline.run(first)
-    assert isinstance(outcome, CompletionOutcome) and outcome.after_response is not None
-    assert not first.stored  # the write waits until the response has been sent
-    await outcome.after_response()
+    outcome = await pipeline.handle(_context())
+    assert isinstance(outcome, CompletionOutcome)
+    assert cache.entries == {}  # the write waits until the response has been sent
+    first = await outcome.after_response()
     assert (first.layer, first.reason, first.stored) == (Layer.MISS, Reason.NOT_FOUND, True)
-    second = _context()
-    await pipeline.run(second)
-    assert second.layer is Layer.EXACT and second.tokens_saved == 2
+    second, _ = await _run_to_completion(pipeline, _context())
+    assert second.layer is Layer.EXACT and second.served is not None
+    assert second.served.tokens_saved == 2
     assert provider.calls == 1
 
 
 async def test_stream_abandoned_by_the_client_is_not_stored() -> None:
     provider, cache = ScriptedProvider(), MemoryCache()
     pipeline = ChatPipeline(provider, ExactCacheStage(cache))
-    outcome = await pipeline.run(_context(stream=True))
+    outcome = await pipeline.handle(_context(stream=True))
     assert isinstance(outcome, StreamOutcome)
     relay = outcome.chunks
     await anext(relay)  # type: ignore[call-overload]
@@ -156,7 +160,7 @@ async def test_stream_abandoned_by_the_client_is_not_stored() -> None:
 async def test_stream_failing_midway_raises_and_is_not_stored() -> None:
     provider, cache = ScriptedProvider(fail_after_chunks=2), MemoryCache()
     pipeline = ChatPipeline(provider, ExactCacheStage(cache))
-    outcome = await pipeline.run(_context(stream=True))
+    outcome = await pipeline.handle(_context(stream=True))
     assert isinstance(outcome, StreamOutcome)
     with pytest.raises(UpstreamError) as caught:
         async for _ in outcome.chunks:
@@ -168,7 +172,7 @@ async def test_stream_failing_midway_raises_and_is_not_stored() -> None:
 async def test_complete_stream_is_stored() -> None:
     provider, cache = ScriptedProvider(), MemoryCache()
     pipeline = ChatPipeline(provider, ExactCacheStage(cache))
-    outcome = await pipeline.run(_context(stream=True))
+    outcome = await pipeline.handle(_context(stream=True))
     assert isinstance(outcome, StreamOutcome)
     _ = [chunk async for chunk in outcome.chunks]
     (entry,) = cache.entries.values()
@@ -178,11 +182,10 @@ async def test_complete_stream_is_stored() -> None:
 async def test_broken_store_fails_open() -> None:
     provider = ScriptedProvider()
     pipeline = ChatPipeline(provider, ExactCacheStage(MemoryCache(broken=True)))
-    ctx = _context()
-    outcome = await pipeline.run(ctx)
-    assert isinstance(outcome, CompletionOutcome) and outcome.after_response is not None
-    await outcome.after_response()
-    assert ctx.reason is Reason.STORE_UNAVAILABLE and not ctx.stored
+    outcome = await pipeline.handle(_context())
+    assert isinstance(outcome, CompletionOutcome)
+    record = await outcome.after_response()
+    assert outcome.decision.reason is Reason.STORE_UNAVAILABLE and not record.stored
 
 
 async def test_disabled_policy_bypasses_and_never_stores() -> None:
@@ -192,9 +195,8 @@ async def test_disabled_policy_bypasses_and_never_stores() -> None:
         {"exact_cache": {"enabled": False}, "semantic_cache": {"enabled": False}}
     )
     for _ in range(2):
-        ctx = _context(policy=policy)
-        await _run_to_completion(pipeline, ctx)
-        assert (ctx.layer, ctx.reason) == (Layer.BYPASS, Reason.POLICY_DISABLED)
+        decision, _ = await _run_to_completion(pipeline, _context(policy=policy))
+        assert (decision.layer, decision.reason) == (Layer.BYPASS, Reason.POLICY_DISABLED)
     assert provider.calls == 2 and cache.entries == {}
 
 
@@ -203,9 +205,10 @@ async def test_no_store_and_no_cache() -> None:
     pipeline = ChatPipeline(provider, ExactCacheStage(cache))
     await _run_to_completion(pipeline, _context(cache_control=CacheControl(no_store=True)))
     assert cache.entries == {}
-    ctx = _context(cache_control=CacheControl(no_cache=True))
-    await _run_to_completion(pipeline, ctx)
-    assert ctx.reason is Reason.CLIENT_NO_CACHE and len(cache.entries) == 1
+    decision, _ = await _run_to_completion(
+        pipeline, _context(cache_control=CacheControl(no_cache=True))
+    )
+    assert decision.reason is Reason.CLIENT_NO_CACHE and len(cache.entries) == 1
 
 
 async def test_a_failing_store_fails_open_by_default_and_closed_on_request() -> None:
@@ -216,14 +219,13 @@ async def test_a_failing_store_fails_open_by_default_and_closed_on_request() -> 
         ExactCacheStage(MemoryCache(broken=True)),
         on_store_failure=lambda store, operation: failures.append((store, operation)),
     )
-    ctx = _context()
-    await _run_to_completion(pipeline, ctx)
-    assert ctx.reason is Reason.STORE_UNAVAILABLE and provider.calls == 1
+    decision, _ = await _run_to_completion(pipeline, _context())
+    assert decision.reason is Reason.STORE_UNAVAILABLE and provider.calls == 1
     assert failures == [("exact_cache", "lookup"), ("exact_cache", "store")]
 
     closed = Policy.model_validate({"failure": {"exact_cache": "closed"}})
     with pytest.raises(StoreUnavailableError):
-        await pipeline.run(_context(policy=closed))
+        await pipeline.handle(_context(policy=closed))
     assert provider.calls == 1  # never reached the provider
 
 
@@ -245,9 +247,8 @@ async def test_a_bypassed_request_is_never_served_from_the_exact_read_started_ea
         ExactCacheStage(cache),
         classify=ClassifyStage(AlwaysTimeSensitive()),  # type: ignore[arg-type]
     )
-    ctx = _context()
-    await _run_to_completion(bypassing, ctx)
-    assert (ctx.layer, ctx.reason) == (Layer.BYPASS, Reason.TIME_SENSITIVE)
+    decision, _ = await _run_to_completion(bypassing, _context())
+    assert (decision.layer, decision.reason) == (Layer.BYPASS, Reason.TIME_SENSITIVE)
     assert provider.calls == 2
 
 
@@ -260,7 +261,6 @@ async def test_a_failed_early_read_of_a_bypassed_request_is_not_reported() -> No
         classify=ClassifyStage(AlwaysTimeSensitive()),  # type: ignore[arg-type]
         on_store_failure=lambda store, operation: failures.append((store, operation)),
     )
-    ctx = _context()
-    await _run_to_completion(pipeline, ctx)
-    assert ctx.layer is Layer.BYPASS and provider.calls == 1
+    decision, _ = await _run_to_completion(pipeline, _context())
+    assert decision.layer is Layer.BYPASS and provider.calls == 1
     assert failures == []

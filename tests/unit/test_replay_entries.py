@@ -12,9 +12,10 @@ from typing import Any
 from gateway.auth import Principal
 from gateway.cache.protocols import CachedCompletion
 from gateway.completions import StreamAssembler, replay_chunks
-from gateway.pipeline.context import ChatContext
+from gateway.pipeline.decision import Decision
 from gateway.pipeline.exact import ExactCacheStage
 from gateway.pipeline.reasons import Layer, Reason
+from gateway.pipeline.request import ChatRequest
 from gateway.pipeline.runner import ChatPipeline, CompletionOutcome, StreamOutcome
 from gateway.policy.models import Policy
 from gateway.providers.protocol import UpstreamReport
@@ -82,35 +83,35 @@ class RefusingProvider:
         return None
 
 
-def _context(stream: bool = False, **params: Any) -> ChatContext:
+def _context(stream: bool = False, **params: Any) -> ChatRequest:
     body = {
         "model": "m",
         "messages": [{"role": "user", "content": "hi"}],
         "stream": stream,
         **params,
     }
-    return ChatContext(
+    return ChatRequest(
         request_id="r", principal=Principal("acme"), model="m", body=body, policy=Policy()
     )
 
 
-async def _answer(pipeline: ChatPipeline, ctx: ChatContext) -> dict[str, Any]:
-    """What the client gets, as one completion (a stream assembled as a client would)."""
-    outcome = await pipeline.run(ctx)
+async def _answer(pipeline: ChatPipeline, ctx: ChatRequest) -> tuple[dict[str, Any], Decision]:
+    """What the client gets, as one completion (a stream assembled as a client would),
+    and the pipeline's decision."""
+    outcome = await pipeline.handle(ctx)
     if isinstance(outcome, StreamOutcome):
         assembler = StreamAssembler()
         async for chunk in outcome.chunks:
             assembler.add(chunk)
-        return assembler.completion()
+        return assembler.completion(), outcome.decision
     assert isinstance(outcome, CompletionOutcome)
-    if outcome.after_response is not None:
-        await outcome.after_response()
+    await outcome.after_response()
     if not ctx.stream:
-        return outcome.completion
+        return outcome.completion, outcome.decision
     assembler = StreamAssembler()
     for chunk in replay_chunks(outcome.completion, completion_id="r", include_usage=False):
         assembler.add(chunk)
-    return assembler.completion()
+    return assembler.completion(), outcome.decision
 
 
 async def test_a_streamed_refusal_is_stored_and_replayed_in_both_modes() -> None:
@@ -119,8 +120,9 @@ async def test_a_streamed_refusal_is_stored_and_replayed_in_both_modes() -> None
     await _answer(pipeline, _context(stream=True, logprobs=True))
     for stream in (False, True):
         ctx = _context(stream=stream, logprobs=True)
-        choice = (await _answer(pipeline, ctx))["choices"][0]
-        assert ctx.layer is Layer.EXACT
+        answer, decision = await _answer(pipeline, ctx)
+        choice = answer["choices"][0]
+        assert decision.layer is Layer.EXACT
         assert choice["message"]["refusal"] == REFUSAL and choice["message"]["content"] is None
         assert choice["logprobs"]["refusal"] == TOKENS
     assert provider.calls == 1
@@ -134,14 +136,15 @@ async def test_an_entry_without_the_logprobs_asked_for_is_a_miss_and_is_replaced
     old = await provider.complete({})
     old["choices"][0].pop("logprobs")
     asked = _context(logprobs=True)
-    cache.entries[stage.key_for(asked)] = CachedCompletion(old, "acme", "m", time.time())
+    cache.entries[asked.exact_key] = CachedCompletion(old, "acme", "m", time.time())
 
-    await _answer(pipeline, asked)
-    assert (asked.layer, asked.reason) == (Layer.MISS, Reason.REPLAY_INCOMPLETE)
+    _, decision = await _answer(pipeline, asked)
+    assert (decision.layer, decision.reason) == (Layer.MISS, Reason.REPLAY_INCOMPLETE)
     assert provider.calls == 2  # one for `old`, one for this request
     again = _context(logprobs=True)
-    choice = (await _answer(pipeline, again))["choices"][0]
-    assert again.layer is Layer.EXACT and choice["logprobs"]["refusal"] == TOKENS
+    answer, decision = await _answer(pipeline, again)
+    choice = answer["choices"][0]
+    assert decision.layer is Layer.EXACT and choice["logprobs"]["refusal"] == TOKENS
 
 
 async def test_an_entry_with_another_number_of_choices_is_a_miss() -> None:
@@ -151,6 +154,6 @@ async def test_an_entry_with_another_number_of_choices_is_a_miss() -> None:
     two = await provider.complete({})
     two["choices"].append({**two["choices"][0], "index": 1})
     ctx = _context()
-    cache.entries[stage.key_for(ctx)] = CachedCompletion(two, "acme", "m", time.time())
-    await _answer(pipeline, ctx)
-    assert (ctx.layer, ctx.reason) == (Layer.MISS, Reason.REPLAY_INCOMPLETE)
+    cache.entries[ctx.exact_key] = CachedCompletion(two, "acme", "m", time.time())
+    _, decision = await _answer(pipeline, ctx)
+    assert (decision.layer, decision.reason) == (Layer.MISS, Reason.REPLAY_INCOMPLETE)

@@ -5,6 +5,7 @@ index, and a comparator stub."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -15,9 +16,10 @@ import pytest
 from gateway.auth import Principal
 from gateway.cache.vector_index import SemanticEntry
 from gateway.entities.entities import EntityVerdict, Mismatch
-from gateway.pipeline.context import ChatContext
 from gateway.pipeline.reasons import Layer, Reason
+from gateway.pipeline.request import ChatRequest
 from gateway.pipeline.semantic import SemanticCacheStage
+from gateway.pipeline.values import Hit, Lookup, Timings
 from gateway.policy.models import Policy
 from gateway.review.protocol import ReviewVerdict
 
@@ -123,12 +125,12 @@ COMPLETION: dict[str, Any] = {
 }
 
 
-def _ctx(text: str, system: str = "Be brief.") -> ChatContext:
+def _ctx(text: str, system: str = "Be brief.") -> ChatRequest:
     body = {
         "model": "m",
         "messages": [{"role": "system", "content": system}, {"role": "user", "content": text}],
     }
-    return ChatContext(
+    return ChatRequest(
         request_id="r", principal=Principal("acme"), model="m", body=body, policy=BAND_POLICY
     )
 
@@ -138,6 +140,14 @@ def parts() -> tuple[SemanticCacheStage, ScriptedEmbedder, StubComparator, Scrip
     embedder, comparator, reviewer = ScriptedEmbedder(), StubComparator(), ScriptedReviewer()
     stage = SemanticCacheStage(embedder, MemoryIndex(), comparator, reviewer)  # type: ignore[arg-type]
     return stage, embedder, comparator, reviewer
+
+
+def _layer(found: Lookup) -> Layer:
+    return found.layer if isinstance(found, Hit) else Layer.MISS
+
+
+def _reason(found: Lookup) -> Reason | None:
+    return None if isinstance(found, Hit) else found.reason
 
 
 async def _stored(stage: SemanticCacheStage) -> None:
@@ -166,12 +176,11 @@ async def test_band_decisions(
     await _stored(stage)
     embedder.cosine_to_stored = cosine
     reviewer.answer = review_answer
-    ctx = _ctx("new question")
-    hit = await stage.lookup(ctx)
-    assert (hit is not None) == (layer is Layer.SEMANTIC)
-    assert ctx.layer is layer and ctx.reason is reason
+    found = await stage.lookup(_ctx("new question"), Timings())
+    assert isinstance(found, Hit) == (layer is Layer.SEMANTIC)
+    assert _layer(found) is layer and _reason(found) is reason
     assert (reviewer.calls > 0) == reviewed
-    assert ctx.similarity == pytest.approx(cosine, abs=1e-4)
+    assert found.diagnostics.similarity == pytest.approx(cosine, abs=1e-4)
 
 
 async def test_entity_mismatch_rejects_even_above_the_band(
@@ -180,9 +189,8 @@ async def test_entity_mismatch_rejects_even_above_the_band(
     stage, embedder, comparator, reviewer = parts
     await _stored(stage)
     embedder.cosine_to_stored, comparator.mismatch = 0.99, True
-    ctx = _ctx("new question")
-    assert await stage.lookup(ctx) is None
-    assert (ctx.layer, ctx.reason, ctx.mismatch_kinds) == (
+    found = await stage.lookup(_ctx("new question"), Timings())
+    assert (_layer(found), _reason(found), found.diagnostics.mismatch_kinds) == (
         Layer.MISS,
         Reason.ENTITY_MISMATCH,
         ("number",),
@@ -196,12 +204,16 @@ async def test_slow_reviewer_times_out_as_unavailable(
     stage, embedder, _, reviewer = parts
     await _stored(stage)
     embedder.cosine_to_stored, reviewer.delay_seconds = 0.88, 5.0
-    ctx = _ctx("new question")
-    ctx.policy = Policy.model_validate(
-        {"semantic_cache": {**BAND, "review": {"timeout_seconds": 0.05}}}
+    ctx = dataclasses.replace(
+        _ctx("new question"),
+        policy=Policy.model_validate(
+            {"semantic_cache": {**BAND, "review": {"timeout_seconds": 0.05}}}
+        ),
     )
-    assert await stage.lookup(ctx) is None
-    assert ctx.reason is Reason.REVIEW_UNAVAILABLE and ctx.review_verdict == "unavailable"
+    found = await stage.lookup(ctx, Timings())
+    assert not isinstance(found, Hit)
+    assert found.reason is Reason.REVIEW_UNAVAILABLE
+    assert found.diagnostics.review_verdict == "unavailable"
 
 
 async def test_other_system_prompt_or_tenant_has_no_candidate(
@@ -210,12 +222,11 @@ async def test_other_system_prompt_or_tenant_has_no_candidate(
     stage, *_ = parts
     await _stored(stage)
     other_prompt = _ctx("new question", system="Be verbose.")
-    assert await stage.lookup(other_prompt) is None
-    assert other_prompt.reason is Reason.NO_CANDIDATE
-    other_tenant = _ctx("new question")
-    other_tenant.principal = Principal("globex")
-    assert await stage.lookup(other_tenant) is None
-    assert other_tenant.reason is Reason.NO_CANDIDATE
+    found = await stage.lookup(other_prompt, Timings())
+    assert _reason(found) is Reason.NO_CANDIDATE
+    other_tenant = dataclasses.replace(_ctx("new question"), principal=Principal("globex"))
+    found = await stage.lookup(other_tenant, Timings())
+    assert _reason(found) is Reason.NO_CANDIDATE
 
 
 async def test_embedder_failure_is_a_miss_with_a_reason(
@@ -224,9 +235,8 @@ async def test_embedder_failure_is_a_miss_with_a_reason(
     stage, embedder, *_ = parts
     await _stored(stage)
     embedder.fail = True
-    ctx = _ctx("new question")
-    assert await stage.lookup(ctx) is None
-    assert ctx.reason is Reason.EMBEDDER_UNAVAILABLE
+    found = await stage.lookup(_ctx("new question"), Timings())
+    assert _reason(found) is Reason.EMBEDDER_UNAVAILABLE
 
 
 @pytest.mark.parametrize(
@@ -292,9 +302,11 @@ async def test_the_reviewer_sees_the_stored_answer_when_the_policy_shows_it(
     stage, embedder, _, reviewer = parts
     await _stored(stage)
     embedder.cosine_to_stored = 0.88
-    ctx = _ctx("new question")
-    ctx.policy = Policy.model_validate(
-        {"semantic_cache": {**BAND, "review": {"show_stored_answer": show}}}
+    ctx = dataclasses.replace(
+        _ctx("new question"),
+        policy=Policy.model_validate(
+            {"semantic_cache": {**BAND, "review": {"show_stored_answer": show}}}
+        ),
     )
-    await stage.lookup(ctx)
+    await stage.lookup(ctx, Timings())
     assert reviewer.answers_seen == ["Paris" if show else None]

@@ -29,7 +29,7 @@ async def test_one_leader_and_every_follower_gets_its_answer() -> None:
     await flights.release(joined.flight)
     results = await asyncio.gather(*followers)
     assert all(result.shared == ANSWER and result.flight is None for result in results)
-    assert flights.in_flight() == 0 and flights.coalesced_total == 5
+    assert flights.in_flight() == 0
     assert (await flights.join("k", 5)).flight is not None  # a new flight afterwards
 
 
@@ -101,12 +101,12 @@ async def test_concurrent_identical_misses_make_one_upstream_call() -> None:
         provider, ExactCacheStage(MemoryCache()), single_flight=SingleFlight(None, None)
     )
     contexts = [_context() for _ in range(8)]
-    outcomes = await asyncio.gather(*(pipeline.run(ctx) for ctx in contexts))
+    outcomes = await asyncio.gather(*(pipeline.handle(ctx) for ctx in contexts))
     assert provider.calls == 1
     assert all(isinstance(outcome, CompletionOutcome) for outcome in outcomes)
     texts = {o.completion["choices"][0]["message"]["content"] for o in outcomes}  # type: ignore[union-attr]
     assert texts == {"ok"}
-    assert sum(ctx.coalesced for ctx in contexts) == 7
+    assert sum(outcome.decision.coalesced for outcome in outcomes) == 7
 
 
 async def test_followers_of_a_failed_leader_make_their_own_calls() -> None:
@@ -115,21 +115,21 @@ async def test_followers_of_a_failed_leader_make_their_own_calls() -> None:
         provider, ExactCacheStage(MemoryCache()), single_flight=SingleFlight(None, None)
     )
     results = await asyncio.gather(
-        *(pipeline.run(_context()) for _ in range(4)), return_exceptions=True
+        *(pipeline.handle(_context()) for _ in range(4)), return_exceptions=True
     )
     assert all(isinstance(result, RuntimeError) for result in results)
     assert provider.calls == 4  # nobody was handed the leader's failure
 
 
 async def test_opted_out_requests_are_not_coalesced() -> None:
-    from gateway.pipeline.context import CacheControl
+    from gateway.pipeline.cache_controls import CacheControl
 
     provider = SlowProvider()
     pipeline = ChatPipeline(
         provider, ExactCacheStage(MemoryCache()), single_flight=SingleFlight(None, None)
     )
     await asyncio.gather(
-        *(pipeline.run(_context(cache_control=CacheControl(no_store=True))) for _ in range(3))
+        *(pipeline.handle(_context(cache_control=CacheControl(no_store=True))) for _ in range(3))
     )
     assert provider.calls == 3
 
@@ -178,12 +178,11 @@ async def test_a_request_whose_exact_read_raced_the_store_makes_no_second_call()
     pipeline = ChatPipeline(
         provider, ExactCacheStage(ReadsBeforeTheStore(2)), single_flight=SingleFlight(None, None)
     )
-    first = await pipeline.run(_context())
-    assert isinstance(first, CompletionOutcome) and first.after_response is not None
+    first = await pipeline.handle(_context())
+    assert isinstance(first, CompletionOutcome)
     await first.after_response()  # stored, flight ended
-    second_ctx = _context()
-    second = await pipeline.run(second_ctx)  # its exact read missed, like the first's
+    second = await pipeline.handle(_context())  # its exact read missed, like the first's
     assert provider.calls == 1
     assert isinstance(second, CompletionOutcome)
     assert second.completion["choices"][0]["message"]["content"] == "ok"
-    assert second_ctx.layer == "exact"
+    assert second.decision.layer == "exact"

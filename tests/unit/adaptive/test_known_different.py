@@ -4,6 +4,7 @@ and the conservative estimate the verdicts are corrected with."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import pytest
@@ -13,8 +14,9 @@ from gateway.adaptive.known_different import HARD_MISMATCH_KINDS, is_known_diffe
 from gateway.adaptive.stats import AdaptiveStats, Scope
 from gateway.cache.vector_index import SemanticEntry
 from gateway.entities.entities import EntityVerdict, Mismatch
-from gateway.pipeline.context import ChatContext
+from gateway.pipeline.decision import Decision
 from gateway.pipeline.reasons import Layer, Reason
+from gateway.pipeline.values import MemoryInjection, QueryEmbedding, SemanticDiagnostics
 from tests.unit.adaptive.test_shadow import (
     JudgeProvider,
     _completion,
@@ -55,14 +57,16 @@ def _entry(query_text: str = "calories in 2 eggs") -> SemanticEntry:
     )
 
 
-def _near_miss_ctx(policy: Any, similarity: float = 0.95) -> ChatContext:
+def _near_miss_ctx(policy: Any, similarity: float = 0.95) -> Decision:
     """A miss whose best candidate (above the threshold) was refused for a number."""
-    ctx = _ctx(policy)
-    ctx.query_text = "calories in 3 eggs"
-    ctx.decide(Layer.MISS, Reason.ENTITY_MISMATCH)
-    ctx.adaptive_candidates = []
-    ctx.adaptive_different = (_entry(), similarity)
-    return ctx
+    return dataclasses.replace(
+        _ctx(policy),
+        reason=Reason.ENTITY_MISMATCH,
+        diagnostics=SemanticDiagnostics(
+            adaptive_different=(_entry(), similarity), adaptive_language="en"
+        ),
+        query_embedding=QueryEmbedding("calories in 3 eggs", None),
+    )
 
 
 @pytest.mark.parametrize(
@@ -136,9 +140,9 @@ async def test_known_different_pairs_are_never_judged_where_the_shadow_never_is(
         settings["judge_tokens_per_minute"] = 10  # a judgment is estimated at ~200
     ctx = _near_miss_ctx(_policy(**settings))
     if case == "memory":
-        ctx.memory_tokens = 40
+        ctx = dataclasses.replace(ctx, memory=MemoryInjection(tokens=40))
     if case == "bypass":
-        ctx.decide(Layer.BYPASS, Reason.MEMORY_PERSONALIZED)
+        ctx = dataclasses.replace(ctx, layer=Layer.BYPASS, reason=Reason.MEMORY_PERSONALIZED)
     verifier.schedule(ctx, _completion("Three eggs: about 210 kcal."))
     await verifier.drain()
     assert provider.calls == 0
@@ -156,9 +160,13 @@ async def test_a_candidate_below_the_threshold_refused_in_the_shadow_counts_if_h
 
     stats = AdaptiveStats(MemoryStore())
     verifier = ShadowVerifier(stats, KindComparator(kind), WordEmbedder(), JudgeProvider())  # type: ignore[arg-type]
-    ctx = _ctx(_policy())
-    ctx.query_text = "calories in 3 eggs"
-    ctx.adaptive_candidates = [(_entry(), 0.9)]
+    ctx = dataclasses.replace(
+        _ctx(_policy()),
+        diagnostics=SemanticDiagnostics(
+            adaptive_candidates=((_entry(), 0.9),), adaptive_language="en"
+        ),
+        query_embedding=QueryEmbedding("calories in 3 eggs", None),
+    )
     verifier.schedule(ctx, _completion("Three eggs: about 210 kcal."))
     await verifier.drain()
     expected = {"different_seen": 1} if known else {}

@@ -5,6 +5,7 @@ judge's error rate measured on exact repeats."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import random
 from collections.abc import AsyncGenerator
 from typing import Any
@@ -18,8 +19,10 @@ from gateway.adaptive.stats import AdaptiveStats, Scope
 from gateway.auth import Principal
 from gateway.cache.protocols import CachedCompletion
 from gateway.cache.vector_index import SemanticEntry
-from gateway.pipeline.context import ChatContext
+from gateway.pipeline.decision import Decision
 from gateway.pipeline.reasons import Layer, Reason
+from gateway.pipeline.request import ChatRequest
+from gateway.pipeline.values import MemoryInjection, QueryEmbedding, SemanticDiagnostics
 from gateway.policy.models import Policy
 from gateway.providers.protocol import UpstreamReport
 from tests.unit.adaptive.test_stats import MemoryStore
@@ -88,19 +91,14 @@ def _policy(**adaptive: Any) -> Policy:
     return Policy.model_validate({"semantic_cache": {"adaptive": settings}})
 
 
-def _ctx(
-    policy: Policy, stored_answer: str = "Nine minutes.", similarity: float = 0.9
-) -> ChatContext:
-    ctx = ChatContext(
+def _ctx(policy: Policy, stored_answer: str = "Nine minutes.", similarity: float = 0.9) -> Decision:
+    request = ChatRequest(
         request_id="r",
         principal=Principal("acme"),
         model="m",
         body={"model": "m", "messages": [{"role": "user", "content": "boil an egg how long"}]},
         policy=policy,
     )
-    ctx.decide(Layer.MISS, Reason.BELOW_THRESHOLD)
-    ctx.query_text = "boil an egg how long"
-    ctx.adaptive_language = "en"
     entry = SemanticEntry(
         entry_id="e1",
         tenant="acme",
@@ -111,8 +109,15 @@ def _ctx(
         created_at=0.0,
         expires_at=1e12,
     )
-    ctx.adaptive_candidates = [(entry, similarity)]
-    return ctx
+    return Decision(
+        request,
+        Layer.MISS,
+        Reason.BELOW_THRESHOLD,
+        diagnostics=SemanticDiagnostics(
+            adaptive_candidates=((entry, similarity),), adaptive_language="en"
+        ),
+        query_embedding=QueryEmbedding("boil an egg how long", None),
+    )
 
 
 def _verifier(
@@ -165,9 +170,9 @@ async def test_never_judged(case: str) -> None:
         policy = _policy(sample_rate=0.0)
     ctx = _ctx(policy, similarity=0.7 if case == "below_floor" else 0.9)
     if case == "memory":
-        ctx.memory_tokens = 40
+        ctx = dataclasses.replace(ctx, memory=MemoryInjection(tokens=40))
     if case == "bypass":
-        ctx.decide(Layer.BYPASS, Reason.MEMORY_PERSONALIZED)
+        ctx = dataclasses.replace(ctx, layer=Layer.BYPASS, reason=Reason.MEMORY_PERSONALIZED)
     verifier.schedule(ctx, _completion("Nine minutes."))
     await verifier.drain()
     assert _tallies(stats)["judge_calls"] == 0
@@ -226,12 +231,15 @@ async def test_exact_repeats_measure_the_judges_miss_rate() -> None:
     before = stats.judge_errors("local").miss_rate
     for _ in range(5):
         ctx = _ctx(_policy())
-        ctx.adaptive_candidates = []
-        ctx.decide(Layer.MISS, Reason.CLIENT_NO_CACHE)
         read: asyncio.Future[CachedCompletion | None] = asyncio.get_running_loop().create_future()
         # The same request answered differently (a sampled model): the judge says "different".
         read.set_result(CachedCompletion(_completion("Eight minutes."), "acme", "m", 0.0))
-        ctx.prior_exact_read = read
+        ctx = dataclasses.replace(
+            ctx,
+            reason=Reason.CLIENT_NO_CACHE,
+            diagnostics=SemanticDiagnostics(adaptive_language="en"),
+            prior_exact_read=read,
+        )
         verifier.schedule(ctx, _completion("Nine minutes."))
         await verifier.drain()
     assert stats.judge_truths("local") == {"same_missed": 5, "same_seen": 5}
@@ -251,8 +259,13 @@ async def test_an_audited_false_semantic_hit_reaches_the_statistics_at_once() ->
     )
     policy = Policy.model_validate({"audit": {"sample_rate": 1.0}})
     ctx = _ctx(policy)
-    ctx.decide(Layer.SEMANTIC)
-    ctx.similarity = 0.93
+    ctx = dataclasses.replace(
+        ctx,
+        layer=Layer.SEMANTIC,
+        reason=None,
+        diagnostics=dataclasses.replace(ctx.diagnostics, similarity=0.93),
+        served=None,
+    )
     assert auditor.maybe_audit(ctx, _completion("Nine minutes."))
     await auditor.drain()
     tallies = stats.view(Scope("acme", language="en")).tallies

@@ -14,8 +14,9 @@ from gateway.memory.limits import ModelLimits
 from gateway.memory.records import MemoryScope
 from gateway.memory.service import MemoryService, NewMemory
 from gateway.memory.tokens import Tokenizers
-from gateway.pipeline.context import ChatContext
 from gateway.pipeline.memory import MemoryStage
+from gateway.pipeline.request import ChatRequest
+from gateway.pipeline.values import Timings
 from gateway.policy.models import Policy
 from tests.unit.memory.fakes import TableEmbedder
 
@@ -60,8 +61,8 @@ async def test_capture_stops_at_the_users_cap_and_the_turn_goes_on(tmp_path: Pat
     await service.add(MemoryScope("t", "u"), [NewMemory("I live in Lyon.")], policy.memory)
     stage = MemoryStage(service, Tokenizers(), ModelLimits({}, {}))
     body = {"model": "m", "messages": [{"role": "user", "content": "My favourite airline is KLM."}]}
-    ctx = ChatContext(uuid.uuid4().hex, Principal("t"), "m", body, policy, user="u")
-    await stage.run(ctx)
-    assert ctx.memory_note == "memory_limit_reached"
+    request = ChatRequest(uuid.uuid4().hex, Principal("t"), "m", body, policy, user="u")
+    injection = await stage.run(request, Timings())
+    assert injection.note == "memory_limit_reached"
     assert [r.content for r in await store.in_scope(MemoryScope("t", "u"))] == ["I live in Lyon."]
     await database.close()

@@ -22,11 +22,12 @@ from gateway.memory.limits import ModelLimits
 from gateway.memory.records import MemoryScope
 from gateway.memory.service import MemoryService, NewMemory
 from gateway.memory.tokens import Tokenizers
-from gateway.pipeline.context import ChatContext
 from gateway.pipeline.exact import ExactCacheStage
 from gateway.pipeline.memory import MemoryStage
+from gateway.pipeline.request import ChatRequest
 from gateway.pipeline.runner import ChatPipeline, CompletionOutcome
 from gateway.policy.models import Policy
+from gateway.telemetry.records import DecisionRecord
 from tests.unit.memory.fakes import RecordingProvider, TableEmbedder
 from tests.unit.test_pipeline import MemoryCache
 
@@ -91,10 +92,10 @@ async def test_a_short_turn_carries_what_the_session_gathered(service: MemorySer
     session = uuid.uuid4().hex
     user_turns = ["Hi!", "I need help with a plan.", TURN_3, TURN_4, TURN_5]
     messages: list[dict[str, Any]] = [{"role": "system", "content": "You are a planner."}]
-    contexts: list[ChatContext] = []
+    records: list[DecisionRecord] = []
     for turn in user_turns:
         messages = [*messages, {"role": "user", "content": turn}]
-        ctx = ChatContext(
+        ctx = ChatRequest(
             request_id=uuid.uuid4().hex,
             principal=Principal("acme"),
             model="gpt-4o-mini",
@@ -103,10 +104,10 @@ async def test_a_short_turn_carries_what_the_session_gathered(service: MemorySer
             user="alice",
             session=session,
         )
-        outcome = await pipeline.run(ctx)
-        assert isinstance(outcome, CompletionOutcome) and outcome.after_response is not None
-        await outcome.after_response()  # the store, as the API runs it after responding
-        contexts.append(ctx)
+        outcome = await pipeline.handle(ctx)
+        assert isinstance(outcome, CompletionOutcome)
+        # the store, as the API runs it after responding
+        records.append(await outcome.after_response())
         messages = [*messages, {"role": "assistant", "content": "ok"}]
 
     def memory_block(body: dict[str, Any]) -> str | None:
@@ -142,11 +143,11 @@ async def test_a_short_turn_carries_what_the_session_gathered(service: MemorySer
     assert forwarded[0] == {"role": "system", "content": "You are a planner."}
     assert forwarded[1]["content"] == final
     assert forwarded[-1] == {"role": "user", "content": TURN_5}
-    assert contexts[4].memory_items == 3
-    assert 0 < contexts[4].memory_tokens <= POLICY.memory.max_memory_tokens
+    assert records[4].memory_items == 3
+    assert 0 < records[4].memory_tokens <= POLICY.memory.max_memory_tokens
     # Answers written with memory are never stored in the shared cache.
-    assert not any(ctx.stored for ctx in contexts[2:])
-    assert contexts[0].stored
+    assert not any(record.stored for record in records[2:])
+    assert records[0].stored
 
 
 async def test_another_session_starts_empty(service: MemoryService) -> None:
@@ -157,7 +158,7 @@ async def test_another_session_starts_empty(service: MemoryService) -> None:
         memory=MemoryStage(service, Tokenizers(), ModelLimits({}, {})),
     )
     for session, text in (("s1", TURN_3), ("s2", TURN_5)):
-        ctx = ChatContext(
+        ctx = ChatRequest(
             request_id=uuid.uuid4().hex,
             principal=Principal("acme"),
             model="gpt-4o-mini",
@@ -166,6 +167,6 @@ async def test_another_session_starts_empty(service: MemoryService) -> None:
             user="alice",
             session=session,
         )
-        await pipeline.run(ctx)
-    assert ctx.memory_tokens == 0
+        outcome = await pipeline.handle(ctx)
+    assert outcome.decision.memory.tokens == 0
     assert all(m["role"] == "user" for m in provider.bodies[-1]["messages"])

@@ -25,8 +25,9 @@ from gateway.memory.records import MemoryScope
 from gateway.memory.service import MemoryService, NewMemory
 from gateway.memory.session import MemoryCandidate, Origin
 from gateway.memory.tokens import Tokenizers
-from gateway.pipeline.context import ChatContext
 from gateway.pipeline.memory import MemoryStage
+from gateway.pipeline.request import ChatRequest
+from gateway.pipeline.values import MemoryInjection, Timings
 from gateway.policy.models import Policy
 from tests.unit.memory.fakes import TableEmbedder
 
@@ -131,7 +132,7 @@ def test_inserted_after_the_leading_system_and_developer_messages() -> None:
 
 async def _stage_context(
     tmp_path: Path, window: int, max_tokens: int | None, prompt: str
-) -> ChatContext:
+) -> MemoryInjection:
     store, sessions, database = await open_embedded_memory(tmp_path)
     service = MemoryService(store, sessions, TableEmbedder({}, [1.0, 0.0]))
     policy = Policy.model_validate({"memory": {"max_memory_tokens": 400}})
@@ -144,10 +145,10 @@ async def _stage_context(
     body: dict[str, object] = {"model": "m", "messages": [{"role": "user", "content": prompt}]}
     if max_tokens is not None:
         body["max_tokens"] = max_tokens
-    ctx = ChatContext(uuid.uuid4().hex, Principal("t"), "m", body, policy, user="u")
-    await stage.run(ctx)
+    request = ChatRequest(uuid.uuid4().hex, Principal("t"), "m", body, policy, user="u")
+    injection = await stage.run(request, Timings())
     await database.close()
-    return ctx
+    return injection
 
 
 async def test_memory_never_pushes_the_request_past_the_context_window(tmp_path: Path) -> None:
@@ -156,14 +157,15 @@ async def test_memory_never_pushes_the_request_past_the_context_window(tmp_path:
     prompt_tokens = counter.count_messages([{"role": "user", "content": prompt}])
     window = prompt_tokens + 300 + 150  # room for 150 memory tokens once 300 are reserved
     ctx = await _stage_context(tmp_path / "a", window, max_tokens=300, prompt=prompt)
-    assert 0 < ctx.memory_tokens <= 150
+    assert 0 < ctx.tokens <= 150
+    assert ctx.body is not None
     injected = counter.count_messages(ctx.body["messages"])
     assert injected + 300 <= window
 
     full = await _stage_context(tmp_path / "b", prompt_tokens + 100, max_tokens=300, prompt=prompt)
-    assert full.memory_tokens == 0
-    assert full.memory_note == "no_room_in_context"
-    assert len(full.body["messages"]) == 1
+    assert full.tokens == 0
+    assert full.note == "no_room_in_context"
+    assert full.body is None  # forwarded unchanged: the one message it had
 
     roomy = await _stage_context(tmp_path / "c", 128_000, max_tokens=None, prompt=prompt)
-    assert 0 < roomy.memory_tokens <= 400  # the policy's max_memory_tokens
+    assert 0 < roomy.tokens <= 400  # the policy's max_memory_tokens

@@ -9,7 +9,7 @@ import random
 import pytest
 
 from gateway.auth import Principal
-from gateway.pipeline.context import TURN_IN_THREAD_ABOVE_CHARS, ChatContext
+from gateway.pipeline.request import TURN_IN_THREAD_ABOVE_CHARS, ChatRequest
 from gateway.policy.models import Policy
 from gateway.turn import last_user_turn_chars, parse_last_user_turn
 from gateway.turn.split import _clean_ask
@@ -35,9 +35,9 @@ def test_one_word_longer_than_a_slice() -> None:
     assert _clean_ask(text) == " ".join(text.split())
 
 
-def _context(content: object) -> ChatContext:
+def _context(content: object) -> ChatRequest:
     messages = [{"role": "user", "content": content}]
-    return ChatContext(
+    return ChatRequest(
         request_id="r",
         principal=Principal("acme"),
         model="m",
@@ -51,17 +51,17 @@ def test_a_long_turn_is_split_before_classification_as_in_place() -> None:
     assert len(text) > TURN_IN_THREAD_ABOVE_CHARS
     ctx = _context(text)
     asyncio.run(ctx.prepare_turn())
-    assert ctx.turn is not None
+    assert ctx.turn_if_parsed is not None
     expected = parse_last_user_turn(ctx.body["messages"], Policy().semantic_cache.max_query_chars)
-    assert ctx.turn == expected
-    assert ctx.parsed_turn() is ctx.turn
+    assert ctx.turn_if_parsed == expected
+    assert ctx.turn is ctx.turn_if_parsed
 
 
 def test_a_short_turn_is_left_for_later() -> None:
     ctx = _context("What is the capital of France?")
     asyncio.run(ctx.prepare_turn())
-    assert ctx.turn is None
-    assert ctx.parsed_turn().ask == "What is the capital of France?"
+    assert ctx.turn_if_parsed is None
+    assert ctx.turn.ask == "What is the capital of France?"
 
 
 def test_turn_size_counts_string_parts() -> None:
