@@ -18,7 +18,7 @@ from gateway.pipeline.reasons import Layer, Reason
 from gateway.pipeline.runner import ChatPipeline, CompletionOutcome, StreamOutcome
 from gateway.policy.models import Policy
 from gateway.providers.protocol import UpstreamReport
-from tests.unit.test_pipeline import MemoryCache
+from gateway.testing.fakes import MemoryExactCache
 
 REFUSAL = "I can't help with that."
 TOKENS = [
@@ -115,7 +115,7 @@ async def _answer(pipeline: ChatPipeline, ctx: ChatContext) -> dict[str, Any]:
 
 async def test_a_streamed_refusal_is_stored_and_replayed_in_both_modes() -> None:
     provider = RefusingProvider()
-    pipeline = ChatPipeline(provider, ExactCacheStage(MemoryCache()))
+    pipeline = ChatPipeline(provider, ExactCacheStage(MemoryExactCache()))
     await _answer(pipeline, _context(stream=True, logprobs=True))
     for stream in (False, True):
         ctx = _context(stream=stream, logprobs=True)
@@ -127,14 +127,16 @@ async def test_a_streamed_refusal_is_stored_and_replayed_in_both_modes() -> None
 
 
 async def test_an_entry_without_the_logprobs_asked_for_is_a_miss_and_is_replaced() -> None:
-    provider, cache = RefusingProvider(), MemoryCache()
+    provider, cache = RefusingProvider(), MemoryExactCache()
     stage = ExactCacheStage(cache)
     pipeline = ChatPipeline(provider, stage)
     # As the previous version stored a streamed answer: logprobs dropped.
     old = await provider.complete({})
     old["choices"][0].pop("logprobs")
     asked = _context(logprobs=True)
-    cache.entries[stage.key_for(asked)] = CachedCompletion(old, "acme", "m", time.time())
+    await cache.put(
+        stage.key_for(asked), CachedCompletion(old, "acme", "m", time.time()), ttl_seconds=3600
+    )
 
     await _answer(pipeline, asked)
     assert (asked.layer, asked.reason) == (Layer.MISS, Reason.REPLAY_INCOMPLETE)
@@ -145,12 +147,14 @@ async def test_an_entry_without_the_logprobs_asked_for_is_a_miss_and_is_replaced
 
 
 async def test_an_entry_with_another_number_of_choices_is_a_miss() -> None:
-    provider, cache = RefusingProvider(), MemoryCache()
+    provider, cache = RefusingProvider(), MemoryExactCache()
     stage = ExactCacheStage(cache)
     pipeline = ChatPipeline(provider, stage)
     two = await provider.complete({})
     two["choices"].append({**two["choices"][0], "index": 1})
     ctx = _context()
-    cache.entries[stage.key_for(ctx)] = CachedCompletion(two, "acme", "m", time.time())
+    await cache.put(
+        stage.key_for(ctx), CachedCompletion(two, "acme", "m", time.time()), ttl_seconds=3600
+    )
     await _answer(pipeline, ctx)
     assert (ctx.layer, ctx.reason) == (Layer.MISS, Reason.REPLAY_INCOMPLETE)

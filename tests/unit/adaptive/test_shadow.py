@@ -9,8 +9,6 @@ import random
 from collections.abc import AsyncGenerator
 from typing import Any
 
-import numpy as np
-import numpy.typing as npt
 import pytest
 
 from gateway.adaptive.shadow import ShadowVerifier
@@ -22,6 +20,7 @@ from gateway.pipeline.context import ChatContext
 from gateway.pipeline.reasons import Layer, Reason
 from gateway.policy.models import Policy
 from gateway.providers.protocol import UpstreamReport
+from gateway.testing.fakes import TableEmbedder
 from tests.unit.adaptive.test_stats import MemoryStore
 from tests.unit.test_semantic_stage import StubComparator
 
@@ -31,23 +30,6 @@ def _completion(text: str, total_tokens: int = 30) -> dict[str, Any]:
         "choices": [{"index": 0, "message": {"role": "assistant", "content": text}}],
         "usage": {"prompt_tokens": 20, "completion_tokens": 10, "total_tokens": total_tokens},
     }
-
-
-class WordEmbedder:
-    """Identical texts: cosine 1; different texts: orthogonal."""
-
-    name = "words"
-    dimensions = 2
-
-    async def embed(self, texts: list[str]) -> npt.NDArray[np.float32]:
-        first = texts[0]
-        return np.array([[1.0, 0.0] if t == first else [0.0, 1.0] for t in texts], np.float32)
-
-    def calibrate(self, cosine: float, language: str | None = None) -> float:
-        return cosine
-
-    async def warm_up(self) -> None:
-        return None
 
 
 class JudgeProvider:
@@ -121,7 +103,8 @@ def _verifier(
     return ShadowVerifier(
         stats,
         StubComparator(),  # type: ignore[arg-type]
-        WordEmbedder(),
+        # Identical answers: cosine 1; different ones: orthogonal.
+        TableEmbedder(),
         provider or JudgeProvider(),
         cost=lambda model, prompt, completion: (prompt + completion) * cost_per_token,
         rng=random.Random(1),
