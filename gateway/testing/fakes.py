@@ -9,7 +9,9 @@ fake class of its own.
   in it gets an axis of its own, so two different unknown texts are orthogonal;
 - `StaticReviewer` (`gateway.review.protocol.Reviewer`): one fixed verdict, or an error;
 - `MemoryExactCache` (`gateway.cache.protocols.ExactCache`): a dict with the TTL, replace
-  and purge semantics of the real stores, on an injectable clock, with a fault switch.
+  and purge semantics of the real stores, on an injectable clock, with a fault switch;
+- `MemoryCounterStore` (`gateway.adaptive.store.AdaptiveCounterStore`): the adaptive
+  statistics' counters in a dict, added up as Redis and SQLite do, with a fault switch.
 
 For the HTTP level see `gateway.testing.fake_upstream` (an OpenAI-compatible upstream on
 loopback) and `gateway.testing.redis_server` (a real Redis with RediSearch).
@@ -23,6 +25,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from gateway.adaptive.store import Counters
 from gateway.cache.protocols import CachedCompletion
 from gateway.cache.purge import PurgeFilter
 from gateway.embed.protocol import Vectors
@@ -41,7 +44,8 @@ class TableEmbedder:
     next unused axis after the table's own (`spare_axes` of them): the same text always
     gets the same vector, two different unknown texts are orthogonal, and an unknown
     text is orthogonal to every table vector that has no weight on the spare axes. Past
-    the spare axes, unknown texts get `ValueError`: the test needs more of them.
+    the spare axes, unknown texts get `ValueError`: the test needs more of them. With
+    `default`, every unknown text gets that one vector instead (no spare axes).
 
     `key` turns a text into its table key (e.g. `str.lower`); `calibration` maps the
     raw cosine onto the gateway's scale (the identity by default, so a policy threshold
@@ -56,9 +60,12 @@ class TableEmbedder:
         key: Callable[[str], str] = _exact,
         calibration: Callable[[float], float] | None = None,
         name: str = "table-embedder",
+        default: Sequence[float] | None = None,
     ) -> None:
         table = dict(table or {})
-        lengths = {len(vector) for vector in table.values()}
+        if default is not None:
+            spare_axes = 0
+        lengths = {len(vector) for vector in (*table.values(), *([default] if default else []))}
         if len(lengths) > 1:
             raise ValueError(f"table vectors differ in length: {sorted(lengths)}")
         table_dimensions = lengths.pop() if lengths else 0
@@ -71,6 +78,7 @@ class TableEmbedder:
             key(text): self._padded(vector) for text, vector in table.items()
         }
         self._next_spare = table_dimensions
+        self._default = None if default is None else self._padded(default)
         self.embed_calls = 0
         self.embedded: list[str] = []
 
@@ -105,7 +113,7 @@ class TableEmbedder:
     def vector(self, text: str) -> Vectors:
         """The vector of one text (assigning a spare axis to a new unknown text)."""
         key = self._key(text)
-        found = self._vectors.get(key)
+        found = self._vectors.get(key, self._default)
         if found is None:
             if self._next_spare >= self.dimensions:
                 raise ValueError(
@@ -221,6 +229,36 @@ class MemoryExactCache:
 
     async def ping(self) -> bool:
         return self.failure is None
+
+    async def close(self) -> None:
+        return None
+
+
+class MemoryCounterStore:
+    """The adaptive statistics' counter store in a dict: `add` sums deltas per scope and
+    field (as HINCRBYFLOAT and the SQLite upsert do), `load` returns a copy. `writes`
+    counts the `add` calls; set `failure` to make `add` and `load` raise it."""
+
+    def __init__(self) -> None:
+        self.counters: Counters = {}
+        self.failure: Exception | None = None
+        self.writes = 0
+
+    def _check(self) -> None:
+        if self.failure is not None:
+            raise self.failure
+
+    async def add(self, deltas: Counters) -> None:
+        self._check()
+        self.writes += 1
+        for scope, fields in deltas.items():
+            mine = self.counters.setdefault(scope, {})
+            for name, value in fields.items():
+                mine[name] = mine.get(name, 0.0) + value
+
+    async def load(self) -> Counters:
+        self._check()
+        return {scope: dict(fields) for scope, fields in self.counters.items()}
 
     async def close(self) -> None:
         return None

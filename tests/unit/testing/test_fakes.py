@@ -5,11 +5,17 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from gateway.adaptive.store import AdaptiveCounterStore
 from gateway.cache.protocols import CachedCompletion, ExactCache
 from gateway.cache.purge import PurgeFilter
 from gateway.embed.protocol import Embedder
 from gateway.review.protocol import Reviewer
-from gateway.testing.fakes import MemoryExactCache, StaticReviewer, TableEmbedder
+from gateway.testing.fakes import (
+    MemoryCounterStore,
+    MemoryExactCache,
+    StaticReviewer,
+    TableEmbedder,
+)
 
 
 def _entry(tenant: str = "acme", model: str = "m", namespace: str = "") -> CachedCompletion:
@@ -34,7 +40,8 @@ def test_the_fakes_satisfy_the_protocols() -> None:
     embedder: Embedder = TableEmbedder()
     reviewer: Reviewer = StaticReviewer()
     cache: ExactCache = MemoryExactCache()
-    assert (embedder.name, reviewer.name, cache) != ("", "", None)
+    counters: AdaptiveCounterStore = MemoryCounterStore()
+    assert (embedder.name, reviewer.name, cache, counters) != ("", "", None, None)
 
 
 async def test_table_embedder_gives_unit_vectors_from_the_table() -> None:
@@ -111,3 +118,21 @@ async def test_memory_exact_cache_failure_switch() -> None:
         await cache.put("k", _entry(), 60)
     cache.failure = None
     assert await cache.ping() is True
+
+
+async def test_unknown_texts_share_the_default_vector_when_one_is_given() -> None:
+    embedder = TableEmbedder({"a": [1.0, 0.0]}, default=[0.0, 1.0])
+    assert embedder.dimensions == 2
+    a, x, y = await embedder.embed(["a", "x", "y"])
+    assert float(a @ x) == 0.0 and float(x @ y) == pytest.approx(1.0)
+
+
+async def test_memory_counter_store_adds_deltas_and_fails_on_demand() -> None:
+    store = MemoryCounterStore()
+    await store.add({"acme": {"hits": 1.0}})
+    await store.add({"acme": {"hits": 2.0, "misses": 1.0}, "globex": {"hits": 1.0}})
+    assert await store.load() == {"acme": {"hits": 3.0, "misses": 1.0}, "globex": {"hits": 1.0}}
+    assert store.writes == 2
+    store.failure = ConnectionError("store down")
+    with pytest.raises(ConnectionError):
+        await store.load()
