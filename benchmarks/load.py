@@ -9,14 +9,15 @@ One run on this machine, every server a separate process on loopback:
 - `litellm-proxy`: `litellm --config proxy.yaml` with its in-memory cache
   (`cache_params: {type: local}`), a master key and no database.
 
-Three workloads (see `loadkit.prompts`): `exact` (every request repeats one of 100
+Three workloads (see `gateway_tools.bench.prompts`): `exact` (every request repeats one of 100
 primed questions), `miss` (every request is new) and `mix` (60 % repeats, 20 %
 paraphrases of primed questions, 20 % new). Each at concurrency 1, 16 and 64 for
 `--duration` seconds (closed loop: every worker sends its next request when the last one
 is answered), after `--warmup` seconds that are not counted. Within each (workload,
 concurrency) the targets run back to back, their order rotated from one to the next, so
 that drift of the machine does not always favour the same target. Before each phase the
-100 repeated questions are primed again (LiteLLM's cache evicts them, see targets.py).
+100 repeated questions are primed again (LiteLLM's cache evicts them, see
+`gateway_tools.bench.targets`).
 
 Per phase: req/s, p50/p99 latency, errors, answers from an unexpected cache layer (the
 gateway's `x-gateway-cache`, the proxy's `x-litellm-cache-key`), the share of cache hits,
@@ -39,21 +40,39 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import orjson
-from loadkit.driver import PhaseStats, closed_loop, prime
-from loadkit.procstats import MIB, ProcessProbe, child_pid_with, machine_busy_seconds
-from loadkit.prompts import REPEAT, WORKLOADS, Cursors, PromptBank, Workload, request_source
-from loadkit.report import (
+from gateway.testing.redis_server import RedisServer
+from gateway_tools.bench.constants import (
+    CHAT_PATH,
+    CLIENT_NAME,
+    REDIS,
+    UPSTREAM_START_SECONDS,
+    BenchError,
+)
+from gateway_tools.bench.formatting import fmt_counts
+from gateway_tools.bench.phases import PhaseStats, closed_loop, prime
+from gateway_tools.bench.processes import Server, start_redis, stop, wait_until_ready
+from gateway_tools.bench.procstats import MIB, ProcessProbe, child_pid_with, machine_busy_seconds
+from gateway_tools.bench.prompts import (
+    REPEAT,
+    WORKLOADS,
+    Cursors,
+    PromptBank,
+    Workload,
+    chat_body,
+    request_source,
+)
+from gateway_tools.bench.report import machine, machine_line, say, write_json
+from gateway_tools.bench.report.load import (
     Usage,
     add_litellm_ratios,
     combine_rounds,
     comparison,
-    machine,
     phase_row,
     summary_lines,
     table,
 )
-from loadkit.targets import (
+from gateway_tools.bench.runner import storage_state
+from gateway_tools.bench.targets import (
     GATEWAY,
     LITELLM,
     READINESS,
@@ -64,20 +83,6 @@ from loadkit.targets import (
     start_litellm,
     start_upstream,
 )
-
-from gateway.testing.redis_server import RedisServer
-from gateway_tools.bench.constants import (
-    CHAT_PATH,
-    CLIENT_NAME,
-    REDIS,
-    UPSTREAM_START_SECONDS,
-    BenchError,
-)
-from gateway_tools.bench.formatting import fmt_counts
-from gateway_tools.bench.processes import Server, start_redis, stop, wait_until_ready
-from gateway_tools.bench.prompts import chat_body
-from gateway_tools.bench.report import say
-from gateway_tools.bench.runner import storage_state
 
 # The gateways and the proxy start at the same time on few cores: each loads its models
 # (gateway: spaCy, the sentence encoder; proxy: litellm) while the others do.
@@ -265,7 +270,7 @@ async def _all_phases(
     deployment: Deployment, bank: PromptBank, plan: Plan
 ) -> tuple[list[dict[str, Any]], dict[str, Cursors]]:
     cursors = {t.name: Cursors() for t in deployment.targets}
-    rows = []
+    rows: list[dict[str, Any]] = []
     phase_index = 0
     for workload in plan.workloads:
         for concurrency in plan.concurrencies:
@@ -382,11 +387,10 @@ def notes(rows: Sequence[dict[str, Any]], duration: float) -> list[str]:
 
 def render(result: dict[str, Any], names: Sequence[str]) -> str:
     settings = result["settings"]
-    m = result["machine"]
     lines = [
         "## load benchmark: gateway vs upstream vs LiteLLM proxy",
         "",
-        f"machine: {m['cpu_count']} CPUs, Python {m['python']}, {m['platform']}",
+        machine_line(result["machine"]),
         f"client: {result['client']}; closed loop, {settings['duration_seconds']} s per "
         f"phase after {settings['warmup_seconds']} s of warm-up; seed {settings['seed']}",
         *(f"{name}: {text}" for name, text in settings["workloads"].items()),
@@ -482,8 +486,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 130
     print(render(result, names), flush=True)
     if args.output:
-        Path(args.output).write_bytes(orjson.dumps(result, option=orjson.OPT_INDENT_2) + b"\n")
-        say(f"results written to {args.output}")
+        write_json(args.output, result)
     for failure in _failures(result):
         print(f"FAIL: {failure}", file=sys.stderr)
     return 0 if result["ok"] else 1

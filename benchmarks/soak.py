@@ -4,7 +4,7 @@
 
 Starts Redis (`gateway.testing.redis_server`), the fake upstream and `gateway serve` on
 the Redis backend, primes the 300 questions of the mixed workload (see
-`loadkit.prompts`), then sends the mix (60 % repeats, 20 % paraphrases, 20 % new) open
+`gateway_tools.bench.prompts`), then sends the mix (60 % repeats, 20 % paraphrases, 20 % new) open
 loop at `--rate` requests per second for `--minutes`. Halfway it kills Redis, waits
 `--outage-pause` seconds and starts it again on the same port, empty (no persistence):
 the gateway must answer every request all along (fail-open), then rebuild its cache.
@@ -31,38 +31,40 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-import orjson
-from loadkit.driver import prime
-from loadkit.openloop import Outcome, open_loop
-from loadkit.procstats import MIB, ProcessProbe, machine_busy_seconds
-from loadkit.prompts import NEW, PARAPHRASE, REPEAT, WORKLOADS, Cursors, PromptBank, request_source
-from loadkit.report import machine
-from loadkit.targets import GATEWAY, Target
-
 from gateway.testing.redis_server import RedisServer
 from gateway_tools.bench.constants import (
-    CHAT_PATH,
     CLIENT_NAME,
     EXACT,
     MISS,
     REDIS,
     REDIS_START_SECONDS,
     SEMANTIC,
-    UPSTREAM_START_SECONDS,
     BenchError,
 )
 from gateway_tools.bench.formatting import fmt, fmt_counts, ranked_counts
+from gateway_tools.bench.openloop import Outcome, open_loop
+from gateway_tools.bench.phases import prime
 from gateway_tools.bench.processes import (
     Server,
     start_redis,
     start_servers,
     stop,
     storage_config,
-    wait_until_ready,
+    wait_for_servers,
 )
-from gateway_tools.bench.prompts import chat_body
-from gateway_tools.bench.report import percentiles, say
+from gateway_tools.bench.procstats import MIB, ProcessProbe, machine_busy_seconds
+from gateway_tools.bench.prompts import (
+    NEW,
+    PARAPHRASE,
+    REPEAT,
+    WORKLOADS,
+    Cursors,
+    PromptBank,
+    request_source,
+)
+from gateway_tools.bench.report import machine, percentiles, say, write_json
 from gateway_tools.bench.runner import storage_state
+from gateway_tools.bench.targets import GATEWAY, Target
 
 GATEWAY_START_SECONDS = 120.0
 MIX = WORKLOADS["mix"]
@@ -278,10 +280,7 @@ async def soak(settings: Settings, workdir: Path) -> dict[str, Any]:
     bank = PromptBank.build(settings.seed, hot_count=100, fresh_count=10_000)
     redis, upstream, gateway = _start(workdir)
     try:
-        await wait_until_ready(
-            upstream, "POST", CHAT_PATH, chat_body("readiness"), UPSTREAM_START_SECONDS
-        )
-        await wait_until_ready(gateway, "GET", "/readyz", b"", GATEWAY_START_SECONDS)
+        await wait_for_servers(upstream, gateway, GATEWAY_START_SECONDS)
         target = Target("gateway-redis", GATEWAY, gateway, upstream, REDIS)
         return await _measure(settings, target, bank, redis)
     finally:
@@ -494,8 +493,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 130
     print(render(result), flush=True)
     if args.output:
-        Path(args.output).write_bytes(orjson.dumps(result, option=orjson.OPT_INDENT_2) + b"\n")
-        say(f"results written to {args.output}")
+        write_json(args.output, result)
     return 0 if result["ok"] else 1
 
 

@@ -39,8 +39,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
-import platform
 import secrets
 import statistics
 import sys
@@ -53,7 +51,6 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-import orjson
 
 from gateway.cache.redis_backend import RedisBackend
 from gateway.cache.redis_connection import StoreUnavailable
@@ -65,6 +62,7 @@ from gateway.cache.vector_index import (
 )
 from gateway.settings import StorageSettings
 from gateway.testing.redis_server import RedisServer, RedisServerUnavailable
+from gateway_tools.bench.report import machine, machine_line, say, write_json
 
 Matrix = npt.NDArray[np.float32]
 
@@ -98,7 +96,7 @@ COMPLETION: dict[str, Any] = {
 
 
 def _say(message: str) -> None:
-    print(f"[lookup] {message}", file=sys.stderr, flush=True)
+    say(message, tag="lookup")
 
 
 def unit_rows(rng: np.random.Generator, rows: int, dimensions: int) -> Matrix:
@@ -386,11 +384,11 @@ def _fmt(value: Any, digits: int = 3) -> str:
 
 
 def render_table(report: dict[str, Any]) -> str:
-    machine = report["machine"]
+    host = report["machine"]
     lines = [
         "## semantic index lookup (no HTTP)",
         "",
-        f"machine: {machine['cpu_count']} CPUs, Python {machine['python']}, {machine['platform']}",
+        machine_line(host),
         f"{report['dimensions']}-dim random unit float32 vectors (seed {report['seed']}); "
         f"search(fingerprint, query, top_k={report['top_k']}), one at a time, "
         f"{report['queries']} queries per kind; Redis searched with a "
@@ -419,7 +417,7 @@ def render_table(report: dict[str, Any]) -> str:
         f"({report['batch']} concurrent adds); embedded loads each layout's index on its "
         "own (the time covers both), Redis loads both layouts into one index.",
     ]
-    if (machine["cpu_count"] or 0) < 4:
+    if (host["cpu_count"] or 0) < 4:
         lines.append("note: Redis, the client and the embedded index share these few CPUs.")
     return "\n".join(lines)
 
@@ -492,11 +490,7 @@ def main() -> int:
             if redis is not None:
                 redis.stop()
     report: dict[str, Any] = {
-        "machine": {
-            "cpu_count": os.cpu_count(),
-            "python": platform.python_version(),
-            "platform": platform.platform(),
-        },
+        "machine": machine(),
         "dimensions": args.dimensions,
         "queries": args.queries,
         "top_k": TOP_K,
@@ -509,8 +503,7 @@ def main() -> int:
     }
     print(render_table(report), flush=True)
     if args.output:
-        Path(args.output).write_bytes(orjson.dumps(report, option=orjson.OPT_INDENT_2) + b"\n")
-        _say(f"results written to {args.output}")
+        write_json(args.output, report, tag="lookup")
     failed = sum(r[RANDOM]["errors"] + r[NEAR]["errors"] for r in results)
     if failed:
         print(f"FAIL: {failed} searches failed (see errors)", file=sys.stderr)

@@ -164,7 +164,8 @@ class ServerSettings(_Strict):
     port: int = Field(default=8080, ge=1, le=65535)
     max_request_bytes: int = Field(default=4 * 1024 * 1024, ge=1024)
     # A chat body with more messages, or more content parts in all, is a 400 before any
-    # message is validated (validating 60,000 messages took ~300 ms of CPU).
+    # message is validated: validating tens of thousands of messages holds the event
+    # loop (see docs/measurements.md#message-and-part-count-limits).
     max_messages: int = Field(default=10_000, ge=1)
     max_content_parts: int = Field(default=10_000, ge=1)
     # Bodies larger than this are parsed and validated in a worker thread, so other
@@ -176,12 +177,12 @@ class ServerSettings(_Strict):
     cors_allow_origins: list[str] = Field(default_factory=list)
     # Once started, move everything loaded (models, litellm) out of the garbage
     # collector's full scans: those scans were the worst pauses under load. Costs one
-    # full collection (~0.2 s) at start-up.
+    # full collection at start-up (see docs/measurements.md#garbage-collector-freeze).
     gc_freeze: bool = True
     # How long a thread may hold the GIL while another waits for it (Python's default:
     # 5 ms). The event loop shares the interpreter with the embedding and storage
-    # threads; a shorter turn gets it back sooner (misses at 16 concurrent: +9-16 %
-    # req/s on the 2-core benchmark machine). None leaves Python's default.
+    # threads; a shorter turn gets it back sooner (see
+    # docs/measurements.md#gil-switch-interval). None leaves Python's default.
     gil_switch_interval_ms: float | None = Field(default=0.5, gt=0, le=100)
     # Connection limits (gateway/http_protocol.py): request line and headers larger than
     # this are a 431 before the app or authentication sees them.

@@ -1,7 +1,7 @@
 """Parsing and validating request bodies without holding up other requests.
 
-A 3 MB body of 60,000 messages took ~300 ms of event-loop time to parse and validate;
-one client sending those at ~1 req/s raised another tenant's p99 from 4 ms to 537 ms.
+A body of tens of thousands of messages holds the event loop long enough to raise
+every other tenant's p99 many times over (see docs/measurements.md#large-bodies).
 So: a chat body's message and content-part counts are checked on the parsed JSON before
 any message is validated (too many: a 400 at the cost of the parse alone), and bodies
 larger than `offload_above_bytes` are parsed and validated in a worker thread, one at a

@@ -59,8 +59,8 @@ logger = logging.getLogger(__name__)
 
 _INDEX_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 # HNSW's default candidate list (10) loses true neighbours once a fingerprint holds ~100k
-# entries (measured: 35 % found at 100k); 200 finds 99 % there for ~1 ms more. Below
-# ~10k entries RediSearch scans exactly anyway.
+# entries; 200 finds nearly all of them for little more time (see
+# docs/measurements.md#hnsw-candidate-list-redis). Small indexes are scanned exactly.
 HNSW_EF_RUNTIME = 200
 _VECTOR_FIELD = "embedding"
 _DISTANCE_FIELD = "vector_distance"
@@ -301,8 +301,8 @@ class RedisVectorIndex:
 
     def _knn_command(self, fingerprint: str, blob: bytes, now: float, top_k: int) -> list[Any]:
         """FT.SEARCH arguments of the KNN query, written out rather than built with
-        redisvl's VectorQuery: the query object and its result processing cost ~0.13 ms
-        of CPU per lookup (measured: 0.30 vs 0.17 ms a search), on every hit and miss.
+        redisvl's VectorQuery: the query object and its result processing cost CPU on
+        every hit and miss (see docs/measurements.md#redis-knn-query).
         Same query as `VectorQuery(..., filter_expression=(Tag("fingerprint") ==
         fingerprint) & (Num("expires_at") > now))`."""
         fields = [*_RETURN_FIELDS, _DISTANCE_FIELD]

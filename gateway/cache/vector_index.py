@@ -440,7 +440,8 @@ class EmbeddedVectorIndex:
         hits = partition.search(query, top_k, now)
         if not hits:
             return []
-        # top_k is small: one primary-key lookup per hit (~10 us each) keeps the SQL static.
+        # top_k is small: one cheap primary-key lookup per hit keeps the SQL static
+        # (see docs/measurements.md#embedded-vector-lookup).
         lookup = self._db.connection.execute
         entries: dict[str, SemanticEntry] = {}
         for entry_id, _ in hits:

@@ -260,7 +260,8 @@ class EnglishTimeRules:
             rule = self._sentence(sentence)
             if rule is not None:
                 return rule
-        # Entities cost ~1.5 ms: parse only when a relative date word could be in one.
+        # Entities are the costly part (docs/measurements.md#relative-dates-in-english):
+        # parse only when a relative date word could be in one.
         if doc is not None and self._relative_date.search(text):
             for ent in doc().ents:
                 if ent.label_ in ("DATE", "TIME"):

@@ -69,9 +69,10 @@ class UniversalSentenceEncoder:
     async def embed(self, texts: list[str]) -> Vectors:
         if not texts:
             return np.zeros((0, self.dimensions), dtype=np.float32)
-        # The one embedding thread serves every request: a megabyte prompt (~25 s) must
-        # not stall it. Callers that need the whole text compared (the semantic cache)
-        # do not embed texts this long at all.
+        # The one embedding thread serves every request: a megabyte prompt (tens of
+        # seconds, see docs/measurements.md#local-embedder) must not stall it. Callers
+        # that need the whole text compared (the semantic cache) do not embed texts this
+        # long at all.
         return await self._batcher.embed([text[:MAX_EMBEDDED_CHARS] for text in texts])
 
     def _embed_sync(self, texts: list[str]) -> Vectors:
@@ -95,8 +96,8 @@ class UniversalSentenceEncoder:
         return self._calibration
 
     async def warm_up(self) -> None:
-        # The first call reads ~100 MB of weights and takes ~1 s: pay it in the app's
-        # lifespan, not on the first request.
+        # The first call reads the weights (docs/measurements.md#local-embedder): pay it
+        # in the app's lifespan, not on the first request.
         await self.embed(["warm up"])
 
     async def close(self) -> None:

@@ -40,9 +40,9 @@ from gateway.telemetry.throttled_log import ThrottledLogger
 logger = logging.getLogger(__name__)
 
 # A scope larger than this is indexed, and ranked, in a worker thread: the event loop
-# keeps serving other requests meanwhile (indexing 1,000 / 5,000 memories took 14 / 79
-# ms; ranking them ~1 / 2 ms, mostly numpy, which releases the GIL). Smaller scopes are
-# done in place, cheaper than the thread hop.
+# keeps serving other requests meanwhile (ranking is mostly numpy, which releases the
+# GIL; see docs/measurements.md#memory-indexing-and-ranking-off-the-event-loop).
+# Smaller scopes are done in place, cheaper than the thread hop.
 INDEX_IN_THREAD_ABOVE_RECORDS = 500
 RANK_IN_THREAD_ABOVE_RECORDS = 2000
 

@@ -207,11 +207,10 @@ class ChatPipeline:
 
 
 # Event-loop turns a read needs to reach its socket or thread: redis-py's pool takes
-# four (its connection check awaits a zero-timeout read), the SQLite store two. With
-# Redis at c=1, one turn left the read unsent until classification was over, and 0.29
-# ms were waited for it afterwards; with four, 0.002 ms. Each turn is a task step of
-# this request (~4 µs): six turns cost Redis exact hits ~5 % of their req/s at c=16
-# against one turn, measured side by side, so no more turns than the read needs.
+# four (its connection check awaits a zero-timeout read), the SQLite store two. Fewer
+# leave the read unsent until classification is over; each extra turn costs every
+# request a task step, so no more turns than the read needs (see
+# docs/measurements.md#read-start-turns).
 _READ_START_TURNS = 4
 
 

@@ -116,8 +116,9 @@ class SemanticCachePolicy(_Strict):
     review_min_similarity: float = Field(default=DEFAULT_TARGET_PRECISION, gt=0, le=1)
     top_k: int = Field(default=5, ge=1, le=50)
     entity_check: bool = True
-    # Also vet candidates ABOVE the review band with the local pair model (~0.1 ms):
-    # word-order and role swaps score as near-identical for every embedder.
+    # Also vet candidates ABOVE the review band with the local pair model (cheap, see
+    # docs/measurements.md#structure-guard): word-order and role swaps score as
+    # near-identical for every embedder.
     structure_guard: bool = True
     # Refuse any added or substituted content word, not only the decisive ones the
     # entity check always refuses: on every candidate (the name is from when it applied
@@ -221,7 +222,8 @@ class MemoryRankingPolicy(_Strict):
     # Score multiplier for a fact outside its valid_from/valid_to window.
     stale_factor: float = Field(default=0.6, ge=0, le=1)
     # Low on purpose: the token budget, not the score, is what bounds the block; a
-    # higher floor left questions without their evidence (recall 39 % vs 62 % at 512).
+    # higher floor left questions without their evidence (see
+    # docs/measurements.md#memory-retrieval-score-floor).
     min_score: float = Field(default=0.1, ge=0, le=1)
 
     @model_validator(mode="after")

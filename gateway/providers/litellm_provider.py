@@ -224,8 +224,8 @@ class LiteLLMProvider:
         # No litellm logging callback is ever registered (its loggers are also held at
         # CRITICAL, see log_hygiene), so no prompt leaves through litellm's logging and
         # its redaction pass has nothing to protect. Turned on, that pass deep-copies
-        # every request's call details on the success path: about 0.6 ms of CPU per
-        # forwarded request, measured.
+        # every request's call details on the success path (CPU per forwarded request:
+        # see docs/measurements.md#litellm-message-logging).
         litellm.turn_off_message_logging = False
         quiet_leaky_loggers()  # litellm's loggers exist only after its import
         router = DeploymentRouter(deployments_from_config(config), config.router_settings)
@@ -237,8 +237,8 @@ class LiteLLMProvider:
     async def warm_up(self) -> None:
         """Pay litellm's first-call cost at start-up, not on the first request.
 
-        litellm imports and builds much of its request path on the first call: 0.35 s
-        measured, against 0.02 s for a first call after this. The call is mocked
+        litellm imports and builds much of its request path on the first call (see
+        docs/measurements.md#litellm-warm-up). The call is mocked
         (`mock_response`) and points at the discard port, so nothing leaves the host
         even if a litellm version ignored the mock.
         """

@@ -1,4 +1,13 @@
-"""`gateway bench`: cache-hit latency and miss overhead against a local fake upstream.
+"""The benchmark harness: `gateway bench` and the scripts in `benchmarks/`.
+
+One of each part, shared by every benchmark: `prompts` (the prompt generator: miss
+prompts, the primed questions and paraphrases of the load workloads), `http_client` (a
+raw keep-alive HTTP/1.1 client), `processes` (the fake upstream, Redis and the gateway as
+child processes, and their readiness), `measure` / `phases` / `openloop` (latency series,
+closed-loop and open-loop phases), `procstats` (CPU and memory from /proc), `targets`
+(the servers a load run compares) and `report` (the report writer).
+
+`gateway bench`: cache-hit latency and miss overhead against a local fake upstream.
 
 The fake upstream and the gateway each run in their own process, as in production, so
 the load generator, the gateway and the upstream never share an event loop or a GIL.

@@ -19,6 +19,7 @@ from gateway.settings import REDIS_URL_ENV
 from gateway.testing.redis_server import RedisServer, RedisServerUnavailable
 from gateway.testing.threaded_server import free_port
 from gateway_tools.bench.constants import (
+    CHAT_PATH,
     HOST,
     LOG_TAIL_LINES,
     MODEL,
@@ -27,10 +28,12 @@ from gateway_tools.bench.constants import (
     STOP_GRACE_SECONDS,
     TENANT_KEY,
     UPSTREAM_KEY,
+    UPSTREAM_START_SECONDS,
     BenchError,
 )
 from gateway_tools.bench.http_client import REQUEST_FAILURES, HttpConnection, request_head
-from gateway_tools.bench.report import say
+from gateway_tools.bench.prompts import chat_body
+from gateway_tools.bench.report.common import say
 
 
 def _child_env() -> dict[str, str]:
@@ -158,6 +161,18 @@ async def wait_until_ready(
         f"{server.name} not ready after {timeout_seconds:.0f} s ({last}):\n"
         f"{_log_tail(server.log_path)}"
     )
+
+
+async def wait_for_servers(upstream: Server, gateway: Server, gateway_start_seconds: float) -> None:
+    """The fake upstream answering a chat request, then the gateway's `/readyz` (it loads
+    its models first, hence its own, longer timeout)."""
+    await wait_until_ready(
+        upstream, "POST", CHAT_PATH, chat_body("readiness probe"), UPSTREAM_START_SECONDS
+    )
+    say(f"fake upstream ready on port {upstream.port}; waiting for the gateway")
+    started = time.monotonic()
+    await wait_until_ready(gateway, "GET", "/readyz", b"", gateway_start_seconds)
+    say(f"gateway ready on port {gateway.port} after {time.monotonic() - started:.1f} s")
 
 
 def start_servers(workdir: Path, storage: Mapping[str, Any]) -> tuple[Server, Server]:

@@ -6,7 +6,6 @@ import asyncio
 import random
 import sys
 import tempfile
-import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -18,7 +17,6 @@ from gateway_tools.bench.constants import (
     BACKEND_CHOICES,
     BACKENDS,
     BOTH,
-    CHAT_PATH,
     EMBEDDED,
     EXACT,
     EXACT_PROMPT,
@@ -35,7 +33,6 @@ from gateway_tools.bench.constants import (
     TENANT_KEY,
     THROUGHPUT_REQUESTS_PER_N,
     UPSTREAM_KEY,
-    UPSTREAM_START_SECONDS,
     WARMUP_REQUESTS,
     BenchError,
 )
@@ -55,10 +52,11 @@ from gateway_tools.bench.processes import (
     start_servers,
     stop,
     storage_config,
-    wait_until_ready,
+    wait_for_servers,
 )
 from gateway_tools.bench.prompts import MissPrompts, chat_body
-from gateway_tools.bench.report import THROUGHPUT_KINDS, build_report, finish, say
+from gateway_tools.bench.report import say
+from gateway_tools.bench.report.bench import THROUGHPUT_KINDS, build_report, finish
 
 
 def _check_warm_up(phase: str, series: Series) -> None:
@@ -120,13 +118,7 @@ def _storage_summary(
 async def measure(
     upstream: Server, gateway_server: Server, requests: int, seed: int, backend: str = EMBEDDED
 ) -> dict[str, Any]:
-    await wait_until_ready(
-        upstream, "POST", CHAT_PATH, chat_body("readiness probe"), UPSTREAM_START_SECONDS
-    )
-    say(f"fake upstream ready on port {upstream.port}; waiting for the gateway")
-    started = time.monotonic()
-    await wait_until_ready(gateway_server, "GET", "/readyz", b"", GATEWAY_START_SECONDS)
-    say(f"gateway ready on port {gateway_server.port} after {time.monotonic() - started:.1f} s")
+    await wait_for_servers(upstream, gateway_server, GATEWAY_START_SECONDS)
     storage_before = await storage_state(gateway_server)
     if storage_before.get("backend") != backend or not storage_before.get("available"):
         raise BenchError(

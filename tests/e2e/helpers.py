@@ -14,7 +14,7 @@ import httpx
 from openai import OpenAI
 
 from gateway.testing.threaded_server import free_port
-from tests.conftest import TENANT_KEYS, FakeUpstream, GatewayFactory, RunningGateway
+from tests.helpers import TENANT_KEYS, FakeUpstream, GatewayFactory, RunningGateway
 
 
 def client_for(gateway: RunningGateway, tenant: str = "acme", **kwargs: object) -> OpenAI:

@@ -20,10 +20,10 @@ import pytest
 
 from gateway.testing.fake_upstream import meaning_answer
 from gateway.testing.redis_server import RedisServer
-from tests.conftest import ADMIN_KEY, FakeUpstream, GatewayFactory, RunningGateway
-from tests.conftest import gateway_config_dict as base_config
+from tests.e2e.browser import dump_dom
 from tests.e2e.helpers import client_for
-from tests.e2e.test_dashboard import _dump_dom
+from tests.helpers import ADMIN_KEY, FakeUpstream, GatewayFactory, RunningGateway
+from tests.helpers import gateway_config_dict as base_config
 
 MODEL = "fake-meaning"
 STORED = ("How long should I boil an egg?", "How do I make a paper airplane?")
@@ -252,7 +252,7 @@ def test_the_dashboard_shows_the_tenants_operating_point(
     for text in PARAPHRASES:
         _ask(gateway, text, no_store=True)
     _wait_for(lambda: _judged(gateway) >= 2)
-    dom = _dump_dom(f"{gateway.url}/dashboard#key={ADMIN_KEY}", tmp_path / "profile")
+    dom = dump_dom(f"{gateway.url}/dashboard#key={ADMIN_KEY}", tmp_path / "profile")
     assert dom.body.get("data-state") == "ready", dom.source[-3000:]
     assert dom.row_counts["adaptive"] == dom.table_rows["adaptive"] == 1
     table = dom.source[dom.source.index('id="adaptive"') :]

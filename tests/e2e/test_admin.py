@@ -12,8 +12,8 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.conftest import ADMIN_KEY, TENANT_KEYS, GatewayFactory, RunningGateway
 from tests.e2e.helpers import client_for, gateway_with_policies, unique_prompt
+from tests.helpers import ADMIN_KEY, TENANT_KEYS, GatewayFactory, RunningGateway
 
 SYSTEM = {"role": "system", "content": "You are a concise geography tutor."}
 

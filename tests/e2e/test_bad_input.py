@@ -39,13 +39,11 @@ from urllib.parse import urlparse
 import httpx
 import pytest
 
-from tests.conftest import ADMIN_KEY, TENANT_KEYS, GatewayFactory, RunningGateway
+from tests.e2e.errors import UVICORN_REJECT, error_of, unexpected_errors
 from tests.e2e.helpers import gateway_with_policies, unique_prompt
+from tests.helpers import ADMIN_KEY, TENANT_KEYS, GatewayFactory, RunningGateway
 
 TENANT_KEY = TENANT_KEYS["acme"]
-LEAKS = ("Traceback", 'File "', "sk-upstream-secret")
-ENVELOPE_FIELDS = {"message", "type", "param", "code"}
-UVICORN_REJECT = "Invalid HTTP request received."
 CHAT = "/v1/chat/completions"
 POST_ROUTES = (
     CHAT,
@@ -93,23 +91,6 @@ class Case:
         return client.request(self.method, self.path, content=content, headers=headers)
 
 
-def error_of(response: httpx.Response) -> dict[str, Any]:
-    """The envelope's `error`, after checking everything every error answer must hold."""
-    assert response.headers.get("x-request-id"), "no x-request-id"
-    for leak in LEAKS:
-        assert leak not in response.text, f"{leak!r} in the body"
-    assert response.headers.get("content-type", "").startswith("application/json")
-    body = response.json()
-    assert set(body) == {"error"}, body
-    error = body["error"]
-    assert set(error) == ENVELOPE_FIELDS, error
-    assert isinstance(error["message"], str) and error["message"]
-    assert isinstance(error["type"], str) and error["type"]
-    assert error["code"] is None or isinstance(error["code"], str)
-    assert error["param"] is None or isinstance(error["param"], str)
-    return dict(error)
-
-
 def check(client: httpx.Client, cases: list[Case]) -> None:
     """Send every case; fail once, listing every case that did not answer as expected."""
     failures = []
@@ -134,16 +115,6 @@ def check(client: httpx.Client, cases: list[Case]) -> None:
         except AssertionError as exc:
             failures.append(f"{case.name}: {exc}")
     assert not failures, "\n".join(failures)
-
-
-def unexpected_errors(caplog: pytest.LogCaptureFixture) -> list[str]:
-    """What the gateway logged as an unexpected exception: also those raised after the
-    answer started (a stream, a background cache write), which no status shows."""
-    return [
-        record.getMessage()
-        for record in caplog.records
-        if record.name.startswith("gateway.api") and "unexpected" in record.getMessage()
-    ]
 
 
 @pytest.fixture

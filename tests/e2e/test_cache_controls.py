@@ -13,8 +13,8 @@ import httpx
 import openai
 import pytest
 
-from tests.conftest import TENANT_KEYS, FakeUpstream, GatewayFactory, RunningGateway
 from tests.e2e.helpers import client_for, gateway_with_policies, unique_prompt, upstream_calls
+from tests.helpers import TENANT_KEYS, FakeUpstream, GatewayFactory, RunningGateway
 
 SYSTEM = {"role": "system", "content": "You are a concise programming tutor."}
 

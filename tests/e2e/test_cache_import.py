@@ -18,14 +18,14 @@ from gateway.memory.inject import MEMORY_HEADER
 from gateway.settings import parse_config
 from gateway.testing.threaded_server import free_port
 from gateway.warmup.command import import_options, run_import
-from tests.conftest import (
+from tests.e2e.helpers import client_for, unique_prompt, upstream_calls
+from tests.helpers import (
     ADMIN_KEY,
     FakeUpstream,
     GatewayFactory,
     RunningGateway,
     gateway_config_dict,
 )
-from tests.e2e.helpers import client_for, unique_prompt, upstream_calls
 
 
 def _user(prompt: str) -> dict[str, str]:

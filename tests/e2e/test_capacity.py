@@ -17,8 +17,8 @@ import pytest
 import redis
 
 from gateway.testing.redis_server import RedisServer
-from tests.conftest import ADMIN_KEY, TENANT_KEYS, FakeUpstream, GatewayFactory, RunningGateway
 from tests.e2e.helpers import client_for, gateway_with_policies, unique_prompt, upstream_calls
+from tests.helpers import ADMIN_KEY, TENANT_KEYS, FakeUpstream, GatewayFactory, RunningGateway
 
 # Questions far apart in meaning, so that only the exact layer could serve a repeat.
 QUESTIONS = (

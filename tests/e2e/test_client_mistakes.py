@@ -16,8 +16,8 @@ import orjson
 import pytest
 import yaml
 
-from tests.conftest import TENANT_KEYS, FakeUpstream, GatewayFactory, gateway_config_dict
 from tests.e2e.helpers import GatewayProcess, client_for, unique_prompt
+from tests.helpers import TENANT_KEYS, FakeUpstream, GatewayFactory, gateway_config_dict
 
 CHAT = "/v1/chat/completions"
 

@@ -9,22 +9,18 @@ PNG, so no browser driver is needed and nothing waits on wall-clock time.
 
 from __future__ import annotations
 
-import shutil
-import subprocess
-from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
-from tests.conftest import ADMIN_KEY, TENANT_KEYS, RunningGateway
+from tests.e2e.browser import PageDom, dump_dom, run_chromium
 from tests.e2e.helpers import client_for
+from tests.helpers import ADMIN_KEY, TENANT_KEYS, RunningGateway
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = REPO_ROOT / "test-artifacts"
-CHROMIUM_CANDIDATES = ("chromium", "/usr/bin/chromium")
-CHROMIUM_TIMEOUT_SECONDS = 60
 CHARTS = ("timeline", "reasons", "latency", "savings")
 LAYERS = ("exact", "semantic", "miss", "bypass")
 PAGE_HEADERS = {
@@ -45,95 +41,6 @@ PIRATE = {"role": "system", "content": "Answer like a pirate."}
 
 # Every gateway test here runs on the embedded store only: the page reads per-process stats.
 embedded_only = pytest.mark.parametrize("storage_backend", ["embedded"])
-
-
-# ---------------------------------------------------------------- Chromium
-
-
-def _chromium() -> str:
-    for candidate in CHROMIUM_CANDIDATES:
-        found = shutil.which(candidate)
-        if found:
-            return found
-    pytest.fail(
-        "Chromium is required for the dashboard test and was not found on PATH. "
-        "Install it from Debian: `apt-get install -y chromium` (provides /usr/bin/chromium).",
-        pytrace=False,
-    )
-
-
-def _run_chromium(url: str, profile: Path, *action: str) -> subprocess.CompletedProcess[str]:
-    command = [
-        _chromium(),
-        "--headless=new",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-background-networking",
-        "--disable-dev-shm-usage",
-        "--no-first-run",
-        "--no-proxy-server",
-        "--hide-scrollbars",
-        f"--user-data-dir={profile}",
-        "--window-size=1280,1800",
-        "--run-all-compositor-stages-before-draw",
-        "--virtual-time-budget=10000",
-        *action,
-        url,
-    ]
-    try:
-        result = subprocess.run(
-            command,
-            capture_output=True,
-            text=True,
-            timeout=CHROMIUM_TIMEOUT_SECONDS,
-            check=False,
-        )
-    except subprocess.TimeoutExpired as exc:
-        pytest.fail(f"Chromium did not finish in {CHROMIUM_TIMEOUT_SECONDS} s: {exc}")
-    assert result.returncode == 0, f"chromium exited {result.returncode}: {result.stderr[-2000:]}"
-    return result
-
-
-def _dump_dom(url: str, profile: Path) -> PageDom:
-    result = _run_chromium(url, profile, "--dump-dom")
-    dom = PageDom()
-    dom.feed(result.stdout)
-    dom.close()
-    dom.source = result.stdout
-    return dom
-
-
-class PageDom(HTMLParser):
-    """What a test needs from the rendered page: body state, charts, table rows."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.source = ""
-        self.body: dict[str, str] = {}
-        self.charts: dict[str, int] = {}
-        self.table_rows: dict[str, int] = {}
-        self.row_counts: dict[str, int] = {}
-        self.hidden_ids: set[str] = set()
-        self._table: str | None = None
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        values = {name: value or "" for name, value in attrs}
-        if "id" in values and "hidden" in values:
-            self.hidden_ids.add(values["id"])
-        if tag == "body":
-            self.body = values
-        elif tag == "svg" and "data-chart" in values:
-            self.charts[values["data-chart"]] = int(values.get("data-points") or 0)
-        elif tag == "table" and "id" in values:
-            self._table = values["id"]
-            self.table_rows[self._table] = int(values.get("data-rows") or 0)
-            self.row_counts[self._table] = 0
-        elif tag == "tr" and self._table is not None and "data-row" in values:
-            self.row_counts[self._table] += 1
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag == "table":
-            self._table = None
 
 
 # ---------------------------------------------------------------- traffic
@@ -217,7 +124,7 @@ def test_dashboard_renders_the_stats_in_chromium(gateway: RunningGateway, tmp_pa
     assert stats["totals"]["tokens_saved"] > 0
 
     url = f"{gateway.url}/dashboard#key={ADMIN_KEY}"
-    dom = _dump_dom(url, tmp_path / "profile-dom")
+    dom = dump_dom(url, tmp_path / "profile-dom")
     assert dom.body.get("data-state") == "ready", dom.source[-3000:]
     for chart in CHARTS:
         assert dom.charts.get(chart, 0) > 0, f"chart {chart!r} drew nothing: {dom.charts}"
@@ -234,7 +141,7 @@ def test_dashboard_renders_the_stats_in_chromium(gateway: RunningGateway, tmp_pa
     ARTIFACTS.mkdir(exist_ok=True)
     screenshot = ARTIFACTS / "dashboard.png"
     screenshot.unlink(missing_ok=True)
-    _run_chromium(url, tmp_path / "profile-shot", f"--screenshot={screenshot}")
+    run_chromium(url, tmp_path / "profile-shot", f"--screenshot={screenshot}")
     assert screenshot.is_file(), "chromium wrote no screenshot"
     data = screenshot.read_bytes()
     assert data.startswith(b"\x89PNG\r\n\x1a\n")
@@ -247,7 +154,7 @@ def test_dashboard_asks_for_the_key_when_refused(gateway: RunningGateway, tmp_pa
         (f"#key={TENANT_KEYS['acme']}", "profile-tenant"),
         ("", "profile-nokey"),
     ):
-        dom = _dump_dom(f"{gateway.url}/dashboard{fragment}", tmp_path / profile)
+        dom = dump_dom(f"{gateway.url}/dashboard{fragment}", tmp_path / profile)
         assert dom.body.get("data-state") == "unauthorized", dom.source[-3000:]
         assert "keyform" not in dom.hidden_ids
         assert dom.charts == dict.fromkeys(CHARTS, 0)

@@ -6,8 +6,8 @@ import httpx
 import openai
 import pytest
 
-from tests.conftest import ADMIN_KEY, FakeUpstream, GatewayFactory, RunningGateway
 from tests.e2e.helpers import client_for, unique_prompt
+from tests.helpers import ADMIN_KEY, FakeUpstream, GatewayFactory, RunningGateway
 
 SECRET_FRAGMENTS = ("sk-upstream-secret", "Traceback", 'File "')
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.conftest import FakeUpstream, GatewayFactory, RunningGateway
 from tests.e2e.helpers import client_for, unique_prompt, upstream_calls
+from tests.helpers import FakeUpstream, GatewayFactory, RunningGateway
 
 
 def _ask(gateway: RunningGateway, prompt: str, tenant: str = "acme", **extra: object):  # type: ignore[no-untyped-def]

@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from gateway.testing.threaded_server import free_port
-from tests.conftest import FakeUpstream, GatewayFactory, RunningGateway, gateway_config_dict
 from tests.e2e.helpers import client_for, gateway_with_policies, unique_prompt, upstream_calls
+from tests.helpers import FakeUpstream, GatewayFactory, RunningGateway, gateway_config_dict
 
 
 def _deployment(name: str, upstream_model: str, api_base: str) -> dict[str, Any]:

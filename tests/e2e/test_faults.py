@@ -20,20 +20,20 @@ import orjson
 import pytest
 import yaml
 
-from tests.conftest import (
-    ADMIN_KEY,
-    TENANT_KEYS,
-    FakeUpstream,
-    GatewayFactory,
-    RunningGateway,
-    gateway_config_dict,
-)
 from tests.e2e.helpers import (
     GatewayProcess,
     client_for,
     gateway_with_policies,
     unique_prompt,
     upstream_calls,
+)
+from tests.helpers import (
+    ADMIN_KEY,
+    TENANT_KEYS,
+    FakeUpstream,
+    GatewayFactory,
+    RunningGateway,
+    gateway_config_dict,
 )
 
 FORBIDDEN_FRAGMENTS = ("Traceback", 'File "', "sk-upstream-secret")

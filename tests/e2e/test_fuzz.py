@@ -37,8 +37,8 @@ from pydantic import BaseModel
 from gateway.api.admin import PurgeRequest
 from gateway.api.memory_schemas import MemoryBatchIn, MemoryIn, MemorySearchIn
 from gateway.api.schemas import ChatCompletionRequest, EmbeddingRequest
-from tests.conftest import ADMIN_KEY, TENANT_KEYS, RunningGateway
-from tests.e2e.test_bad_input import UVICORN_REJECT, error_of, unexpected_errors
+from tests.e2e.errors import UVICORN_REJECT, error_of, unexpected_errors
+from tests.helpers import ADMIN_KEY, TENANT_KEYS, RunningGateway
 
 FUZZ_SEED = 20260601
 BODY_CASES = 2500

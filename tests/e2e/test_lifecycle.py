@@ -5,7 +5,7 @@ from __future__ import annotations
 import gc
 import sys
 
-from tests.conftest import GatewayFactory
+from tests.helpers import GatewayFactory
 
 
 def test_startup_objects_are_frozen_out_of_the_collector(start_gateway: GatewayFactory) -> None:

@@ -11,8 +11,8 @@ import httpx
 import orjson
 import yaml
 
-from tests.conftest import ADMIN_KEY, TENANT_KEYS, FakeUpstream, gateway_config_dict
 from tests.e2e.helpers import GatewayProcess
+from tests.helpers import ADMIN_KEY, TENANT_KEYS, FakeUpstream, gateway_config_dict
 
 PROMPT_MARKER = "zebracorn"  # a word that must never reach a log line
 UPSTREAM_KEY = "sk-upstream-secret-123456"

@@ -14,8 +14,8 @@ import pytest
 
 from gateway.memory.inject import MEMORY_HEADER, MEMORY_OPEN, is_memory_block
 from gateway.testing.redis_server import RedisServer
-from tests.conftest import ADMIN_KEY, TENANT_KEYS, FakeUpstream, GatewayFactory, RunningGateway
 from tests.e2e.helpers import client_for, gateway_with_policies, unique_prompt, upstream_calls
+from tests.helpers import ADMIN_KEY, TENANT_KEYS, FakeUpstream, GatewayFactory, RunningGateway
 
 
 def _api(

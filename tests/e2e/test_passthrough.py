@@ -7,8 +7,8 @@ import logging
 import httpx
 import pytest
 
-from tests.conftest import TENANT_KEYS, FakeUpstream, RunningGateway
 from tests.e2e.helpers import client_for, unique_prompt
+from tests.helpers import TENANT_KEYS, FakeUpstream, RunningGateway
 
 
 def _last_body_with(upstream: FakeUpstream, prompt: str) -> dict:  # type: ignore[type-arg]

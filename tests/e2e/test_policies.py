@@ -11,8 +11,8 @@ from typing import Any
 
 import httpx
 
-from tests.conftest import ADMIN_KEY, GatewayFactory, RunningGateway
 from tests.e2e.helpers import client_for, gateway_with_policies, unique_prompt
+from tests.helpers import ADMIN_KEY, GatewayFactory, RunningGateway
 
 
 def _start(start_gateway: GatewayFactory, tmp_path: Path) -> tuple[RunningGateway, Path]:

@@ -12,8 +12,8 @@ import pytest
 import yaml
 
 from gateway.testing.redis_server import RedisServer
-from tests.conftest import TENANT_KEYS, FakeUpstream, GatewayFactory, gateway_config_dict
 from tests.e2e.helpers import GatewayProcess, client_for, unique_prompt, upstream_calls
+from tests.helpers import TENANT_KEYS, FakeUpstream, GatewayFactory, gateway_config_dict
 
 STARTUP_SECONDS = 120
 

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import FakeUpstream, RunningGateway
 from tests.e2e.helpers import client_for, unique_prompt, upstream_calls
+from tests.helpers import FakeUpstream, RunningGateway
 
 MODES = ("json", "stream")
 COMBINATIONS = [(store, replay) for store in MODES for replay in MODES]

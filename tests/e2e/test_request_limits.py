@@ -9,8 +9,8 @@ from typing import Any
 import httpx
 import orjson
 
-from tests.conftest import TENANT_KEYS, FakeUpstream, GatewayFactory
 from tests.e2e.helpers import unique_prompt
+from tests.helpers import TENANT_KEYS, FakeUpstream, GatewayFactory
 
 CHAT = "/v1/chat/completions"
 HEADERS = {"authorization": f"Bearer {TENANT_KEYS['acme']}", "content-type": "application/json"}

@@ -11,8 +11,8 @@ import openai
 import pytest
 
 from gateway.testing.threaded_server import free_port
-from tests.conftest import FakeUpstream, GatewayFactory, gateway_config_dict
 from tests.e2e.helpers import client_for, unique_prompt, upstream_calls
+from tests.helpers import FakeUpstream, GatewayFactory, gateway_config_dict
 
 # Routing does not touch storage: one backend is enough.
 pytestmark = pytest.mark.parametrize("storage_backend", ["embedded"])

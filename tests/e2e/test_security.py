@@ -9,8 +9,8 @@ import uuid
 import httpx
 
 from gateway.auth import hashed_key
-from tests.conftest import ADMIN_KEY, TENANT_KEYS, GatewayFactory, RunningGateway
 from tests.e2e.helpers import client_for
+from tests.helpers import ADMIN_KEY, TENANT_KEYS, GatewayFactory, RunningGateway
 
 SYSTEM = {"role": "system", "content": "You are a concise geography tutor."}
 

@@ -6,8 +6,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from tests.conftest import FakeUpstream, GatewayFactory, RunningGateway
 from tests.e2e.helpers import client_for, upstream_calls
+from tests.helpers import FakeUpstream, GatewayFactory, RunningGateway
 
 SYSTEM = {"role": "system", "content": "You are a concise geography tutor."}
 

@@ -18,8 +18,8 @@ import httpx
 import pytest
 import yaml
 
-from tests.conftest import TENANT_KEYS, FakeUpstream, gateway_config_dict
 from tests.e2e.helpers import GatewayProcess, unique_prompt
+from tests.helpers import TENANT_KEYS, FakeUpstream, gateway_config_dict
 
 HEADER_TIMEOUT_SECONDS = 1.0
 BODY_TIMEOUT_SECONDS = 1.0

@@ -15,8 +15,8 @@ import httpx
 import orjson
 import pytest
 
-from tests.conftest import TENANT_KEYS, FakeUpstream, GatewayFactory, RunningGateway
 from tests.e2e.helpers import unique_prompt, upstream_calls
+from tests.helpers import TENANT_KEYS, FakeUpstream, GatewayFactory, RunningGateway
 
 Result = tuple[int, str, dict[str, str]]
 

@@ -10,8 +10,8 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.conftest import ADMIN_KEY, FakeUpstream, RunningGateway
 from tests.e2e.helpers import client_for, unique_prompt, upstream_calls
+from tests.helpers import ADMIN_KEY, FakeUpstream, RunningGateway
 
 SYSTEM = {"role": "system", "content": "You answer questions about documents."}
 

@@ -10,8 +10,8 @@ import openai
 import pytest
 from openai import OpenAI
 
-from tests.conftest import TENANT_KEYS, FakeUpstream, GatewayFactory, RunningGateway
 from tests.e2e.helpers import client_for, unique_prompt, upstream_calls
+from tests.helpers import TENANT_KEYS, FakeUpstream, GatewayFactory, RunningGateway
 
 # Headers do not touch storage: one backend is enough.
 pytestmark = pytest.mark.parametrize("storage_backend", ["embedded"])

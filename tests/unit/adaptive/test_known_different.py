@@ -17,6 +17,7 @@ from gateway.entities.entities import EntityVerdict, Mismatch
 from gateway.pipeline.decision import Decision
 from gateway.pipeline.reasons import Layer, Reason
 from gateway.pipeline.values import MemoryInjection, QueryEmbedding, SemanticDiagnostics
+from gateway.testing.fakes import MemoryCounterStore as MemoryStore
 from tests.unit.adaptive.test_shadow import (
     JudgeProvider,
     _completion,
@@ -24,7 +25,6 @@ from tests.unit.adaptive.test_shadow import (
     _policy,
     _verifier,
 )
-from tests.unit.adaptive.test_stats import MemoryStore
 
 STORED_ANSWER = "Two eggs hold about 140 kcal."
 
@@ -156,10 +156,10 @@ async def test_a_candidate_below_the_threshold_refused_in_the_shadow_counts_if_h
     # Below the serving threshold the request path does not run the entity comparison:
     # the shadow's walk over the candidates does, and finds the refusal there.
     from gateway.adaptive.shadow import ShadowVerifier
-    from tests.unit.adaptive.test_shadow import WordEmbedder
+    from gateway.testing.fakes import TableEmbedder
 
     stats = AdaptiveStats(MemoryStore())
-    verifier = ShadowVerifier(stats, KindComparator(kind), WordEmbedder(), JudgeProvider())  # type: ignore[arg-type]
+    verifier = ShadowVerifier(stats, KindComparator(kind), TableEmbedder(), JudgeProvider())  # type: ignore[arg-type]
     ctx = dataclasses.replace(
         _ctx(_policy()),
         diagnostics=SemanticDiagnostics(

@@ -10,8 +10,6 @@ import random
 from collections.abc import AsyncGenerator
 from typing import Any
 
-import numpy as np
-import numpy.typing as npt
 import pytest
 
 from gateway.adaptive.shadow import ShadowVerifier
@@ -25,7 +23,7 @@ from gateway.pipeline.request import ChatRequest
 from gateway.pipeline.values import MemoryInjection, QueryEmbedding, SemanticDiagnostics
 from gateway.policy.models import Policy
 from gateway.providers.protocol import UpstreamReport
-from tests.unit.adaptive.test_stats import MemoryStore
+from gateway.testing.fakes import MemoryCounterStore, TableEmbedder
 from tests.unit.test_semantic_stage import StubComparator
 
 
@@ -34,23 +32,6 @@ def _completion(text: str, total_tokens: int = 30) -> dict[str, Any]:
         "choices": [{"index": 0, "message": {"role": "assistant", "content": text}}],
         "usage": {"prompt_tokens": 20, "completion_tokens": 10, "total_tokens": total_tokens},
     }
-
-
-class WordEmbedder:
-    """Identical texts: cosine 1; different texts: orthogonal."""
-
-    name = "words"
-    dimensions = 2
-
-    async def embed(self, texts: list[str]) -> npt.NDArray[np.float32]:
-        first = texts[0]
-        return np.array([[1.0, 0.0] if t == first else [0.0, 1.0] for t in texts], np.float32)
-
-    def calibrate(self, cosine: float, language: str | None = None) -> float:
-        return cosine
-
-    async def warm_up(self) -> None:
-        return None
 
 
 class JudgeProvider:
@@ -126,7 +107,8 @@ def _verifier(
     return ShadowVerifier(
         stats,
         StubComparator(),  # type: ignore[arg-type]
-        WordEmbedder(),
+        # Identical answers: cosine 1; different ones: orthogonal.
+        TableEmbedder(),
         provider or JudgeProvider(),
         cost=lambda model, prompt, completion: (prompt + completion) * cost_per_token,
         rng=random.Random(1),
@@ -138,7 +120,7 @@ def _tallies(stats: AdaptiveStats) -> dict[str, float]:
 
 
 async def test_a_miss_whose_fresh_answer_agrees_is_a_hit_left_on_the_table() -> None:
-    stats = AdaptiveStats(MemoryStore())
+    stats = AdaptiveStats(MemoryCounterStore())
     verifier = _verifier(stats, cost_per_token=0.001)
     verifier.schedule(_ctx(_policy()), _completion("Nine  minutes."))
     await verifier.drain()
@@ -152,7 +134,7 @@ async def test_a_miss_whose_fresh_answer_agrees_is_a_hit_left_on_the_table() -> 
 
 
 async def test_a_different_fresh_answer_is_judged_not_servable() -> None:
-    stats = AdaptiveStats(MemoryStore())
+    stats = AdaptiveStats(MemoryCounterStore())
     verifier = _verifier(stats)
     verifier.schedule(_ctx(_policy()), _completion("Twelve minutes for a duck egg."))
     await verifier.drain()
@@ -163,7 +145,7 @@ async def test_a_different_fresh_answer_is_judged_not_servable() -> None:
 
 @pytest.mark.parametrize("case", ["memory", "bypass", "off", "below_floor", "not_sampled"])
 async def test_never_judged(case: str) -> None:
-    stats = AdaptiveStats(MemoryStore())
+    stats = AdaptiveStats(MemoryCounterStore())
     verifier = _verifier(stats)
     policy = _policy(mode="off") if case == "off" else _policy()
     if case == "not_sampled":
@@ -180,7 +162,7 @@ async def test_never_judged(case: str) -> None:
 
 
 async def test_a_sampled_miss_stands_for_the_unsampled_ones_in_the_traffic() -> None:
-    stats = AdaptiveStats(MemoryStore())
+    stats = AdaptiveStats(MemoryCounterStore())
     verifier = _verifier(stats)
     for _ in range(40):
         verifier.schedule(_ctx(_policy(sample_rate=0.25)), _completion("Nine minutes."))
@@ -192,7 +174,7 @@ async def test_a_sampled_miss_stands_for_the_unsampled_ones_in_the_traffic() -> 
 
 
 async def test_the_model_judge_reports_its_tokens_and_cost() -> None:
-    stats = AdaptiveStats(MemoryStore())
+    stats = AdaptiveStats(MemoryCounterStore())
     provider = JudgeProvider("Yes")
     verifier = _verifier(stats, provider, cost_per_token=0.01)
     verifier.schedule(_ctx(_policy(judge="model", judge_model="judge")), _completion("x"))
@@ -204,7 +186,7 @@ async def test_the_model_judge_reports_its_tokens_and_cost() -> None:
 
 
 async def test_judge_calls_in_flight_and_tokens_per_minute_are_bounded() -> None:
-    stats = AdaptiveStats(MemoryStore())
+    stats = AdaptiveStats(MemoryCounterStore())
     provider = JudgeProvider("Yes")
     provider.release = asyncio.Event()
     verifier = _verifier(stats, provider)
@@ -217,7 +199,7 @@ async def test_judge_calls_in_flight_and_tokens_per_minute_are_bounded() -> None
     await verifier.drain()
     # Each judgment is estimated at ~200 tokens: a budget of 250 a minute fits one.
     tight = _policy(judge="model", judge_model="judge", judge_tokens_per_minute=250)
-    stats2 = AdaptiveStats(MemoryStore())
+    stats2 = AdaptiveStats(MemoryCounterStore())
     verifier2 = _verifier(stats2, JudgeProvider("Yes"))
     for _ in range(3):
         verifier2.schedule(_ctx(tight), _completion("x"))
@@ -226,7 +208,7 @@ async def test_judge_calls_in_flight_and_tokens_per_minute_are_bounded() -> None
 
 
 async def test_exact_repeats_measure_the_judges_miss_rate() -> None:
-    stats = AdaptiveStats(MemoryStore())
+    stats = AdaptiveStats(MemoryCounterStore())
     verifier = _verifier(stats)
     before = stats.judge_errors("local").miss_rate
     for _ in range(5):
@@ -250,7 +232,7 @@ async def test_an_audited_false_semantic_hit_reaches_the_statistics_at_once() ->
     from gateway.adaptive.serving import AdaptiveServing
     from gateway.pipeline.audit import HitAuditor
 
-    stats = AdaptiveStats(MemoryStore())
+    stats = AdaptiveStats(MemoryCounterStore())
     auditor = HitAuditor(
         JudgeProvider("Twelve minutes."),  # the fresh answer: not what was served
         None,

@@ -8,45 +8,21 @@ from gateway.adaptive.serving import AdaptiveServing
 from gateway.adaptive.stats import AdaptiveStats, Scope, scopes_of
 from gateway.adaptive.store import Counters
 from gateway.policy.models import SemanticCachePolicy
-
-
-class MemoryStore:
-    def __init__(self) -> None:
-        self.counters: Counters = {}
-        self.broken = False
-        self.writes = 0
-
-    async def add(self, deltas: Counters) -> None:
-        if self.broken:
-            raise ConnectionError("store down")
-        self.writes += 1
-        for scope, fields in deltas.items():
-            mine = self.counters.setdefault(scope, {})
-            for name, value in fields.items():
-                mine[name] = mine.get(name, 0.0) + value
-
-    async def load(self) -> Counters:
-        if self.broken:
-            raise ConnectionError("store down")
-        return {scope: dict(fields) for scope, fields in self.counters.items()}
-
-    async def close(self) -> None:
-        return None
-
+from gateway.testing.fakes import MemoryCounterStore
 
 ADAPT = SemanticCachePolicy.model_validate({"adaptive": {"mode": "adapt", "floor": 0.8}})
 
 
 async def test_a_failed_sync_keeps_the_changes_and_writes_them_once() -> None:
-    store = MemoryStore()
+    store = MemoryCounterStore()
     stats = AdaptiveStats(store, sync_seconds=3600)
     scope = Scope("acme")
     stats.add_traffic([scope], 0.9)
-    store.broken = True
+    store.failure = ConnectionError("store down")
     await stats.sync()
     assert stats.sync_failures == 1
     assert sum(stats.view(scope).buckets.traffic) == 1.0  # still counted here
-    store.broken = False
+    store.failure = None
     await stats.sync()
     await stats.sync()
     assert sum(stats.view(scope).buckets.traffic) == 1.0
@@ -54,7 +30,7 @@ async def test_a_failed_sync_keeps_the_changes_and_writes_them_once() -> None:
 
 
 async def test_evidence_moves_the_threshold_down_and_an_audited_false_hit_up_at_once() -> None:
-    stats = AdaptiveStats(MemoryStore(), sync_seconds=3600)
+    stats = AdaptiveStats(MemoryCounterStore(), sync_seconds=3600)
     serving = AdaptiveServing(stats)
     scopes = scopes_of("acme", "en", "m")
     assert serving.serving_threshold("acme", "en", "m", ADAPT) == ADAPT.accept_threshold
@@ -70,7 +46,7 @@ async def test_evidence_moves_the_threshold_down_and_an_audited_false_hit_up_at_
 
 
 async def test_observe_never_changes_the_threshold() -> None:
-    stats = AdaptiveStats(MemoryStore(), sync_seconds=3600)
+    stats = AdaptiveStats(MemoryCounterStore(), sync_seconds=3600)
     observe = SemanticCachePolicy()
     assert observe.adaptive.mode == "observe"
     scopes = scopes_of("acme", "en", "m")
@@ -81,7 +57,7 @@ async def test_observe_never_changes_the_threshold() -> None:
 
 
 async def test_a_language_decides_on_its_own_once_it_has_enough_verdicts() -> None:
-    stats = AdaptiveStats(MemoryStore(), sync_seconds=3600)
+    stats = AdaptiveStats(MemoryCounterStore(), sync_seconds=3600)
     zh = scopes_of("acme", "zh", "m")
     stats.add_verdict(zh, 0.9, 1.0)
     assert stats.deciding_scope(zh, 50) == Scope("acme")
@@ -91,7 +67,7 @@ async def test_a_language_decides_on_its_own_once_it_has_enough_verdicts() -> No
 
 
 async def test_changes_stay_visible_while_a_sync_writes_them() -> None:
-    store = MemoryStore()
+    store = MemoryCounterStore()
     stats = AdaptiveStats(store, sync_seconds=3600)
     scope = Scope("acme")
     stats.add_traffic([scope], 0.9)

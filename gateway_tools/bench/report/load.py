@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import os
-import platform
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from gateway_tools.bench.formatting import fmt, ranked_counts
-from gateway_tools.bench.report import percentiles
-from loadkit.driver import PhaseStats
-from loadkit.procstats import MIB
-from loadkit.targets import Target
+from gateway_tools.bench.phases import PhaseStats
+from gateway_tools.bench.procstats import MIB
+from gateway_tools.bench.report.common import percentiles
+from gateway_tools.bench.targets import Target
 
 LITELLM_NAME = "litellm-proxy"
 
@@ -187,14 +185,6 @@ def table(
             f"| {_cell(row['client_cpu_seconds'])} | {_cell(row['other_cpu_seconds'])} |"
         )
     return lines
-
-
-def machine() -> dict[str, Any]:
-    return {
-        "cpu_count": os.cpu_count(),
-        "python": platform.python_version(),
-        "platform": platform.platform(),
-    }
 
 
 def summary_lines(result: Mapping[str, Any]) -> list[str]:

@@ -18,10 +18,11 @@ from gateway.pipeline.reasons import Layer, Reason
 from gateway.pipeline.request import ChatRequest
 from gateway.pipeline.runner import ChatPipeline, CompletionOutcome
 from gateway.policy.models import Policy
-from tests.unit.test_pipeline import MemoryCache, ScriptedProvider
+from gateway.testing.fakes import MemoryExactCache
+from tests.unit.test_pipeline import ScriptedProvider
 
 
-class TtlRecordingCache(MemoryCache):
+class TtlRecordingCache(MemoryExactCache):
     def __init__(self) -> None:
         super().__init__()
         self.ttls: list[int] = []
@@ -69,7 +70,7 @@ def test_max_age_is_read_as_delta_seconds(header: str, max_age: int | None) -> N
 
 
 async def test_max_age_refuses_an_older_entry_and_serves_a_younger_one() -> None:
-    provider, cache = ScriptedProvider(), MemoryCache()
+    provider, cache = ScriptedProvider(), MemoryExactCache()
     stage = ExactCacheStage(cache)
     pipeline = ChatPipeline(provider, stage)
     stored = _context(CacheControl())
@@ -77,7 +78,9 @@ async def test_max_age_refuses_an_older_entry_and_serves_a_younger_one() -> None
     (key,) = cache.entries
     entry = cache.entries[key]
     # The entry was stored 100 seconds ago.
-    cache.entries[key] = CachedCompletion(entry.completion, "acme", "m", time.time() - 100)
+    await cache.put(
+        key, CachedCompletion(entry.completion, "acme", "m", time.time() - 100), ttl_seconds=3600
+    )
 
     young_enough = _context(CacheControl(max_age_seconds=200))
     young_enough_decision = await _run(pipeline, young_enough)
@@ -99,12 +102,14 @@ async def test_max_age_refuses_an_older_entry_and_serves_a_younger_one() -> None
 
 
 async def test_a_policy_may_ignore_max_age() -> None:
-    provider, cache = ScriptedProvider(), MemoryCache()
+    provider, cache = ScriptedProvider(), MemoryExactCache()
     pipeline = ChatPipeline(provider, ExactCacheStage(cache))
     await _run(pipeline, _context(CacheControl()))
     (key,) = cache.entries
     entry = cache.entries[key]
-    cache.entries[key] = CachedCompletion(entry.completion, "acme", "m", time.time() - 100)
+    await cache.put(
+        key, CachedCompletion(entry.completion, "acme", "m", time.time() - 100), ttl_seconds=3600
+    )
     ignoring = _context(
         CacheControl(max_age_seconds=50), {"cache_control": {"honour_max_age": False}}
     )

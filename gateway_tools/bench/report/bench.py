@@ -1,17 +1,12 @@
-"""Results: percentiles, the JSON report, markdown tables, failures."""
+"""`gateway bench`'s report: the JSON, the markdown tables (one backend, or several side
+by side) and the failures that make a run not count."""
 
 from __future__ import annotations
 
-import os
-import platform
-import statistics
 import sys
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from pathlib import Path
 from typing import Any
-
-import orjson
 
 from gateway_tools.bench.constants import (
     ACCEPT_THRESHOLD,
@@ -24,12 +19,12 @@ from gateway_tools.bench.constants import (
 )
 from gateway_tools.bench.formatting import fmt, fmt_counts, ranked_counts
 from gateway_tools.bench.measure import Series, Throughput
-
-
-def say(message: str) -> None:
-    # Progress goes to stderr so stdout holds only the table.
-    print(f"[bench] {message}", file=sys.stderr, flush=True)
-
+from gateway_tools.bench.report.common import (
+    machine,
+    machine_line,
+    percentiles,
+    write_json,
+)
 
 # Throughput runs, in the order they are measured and shown: key prefix, layer, label.
 THROUGHPUT_KINDS = (
@@ -38,18 +33,6 @@ THROUGHPUT_KINDS = (
     ("miss", MISS, "misses"),
 )
 _LABELS = {layer: label for _, layer, label in THROUGHPUT_KINDS}
-
-
-def percentiles(values: Sequence[float]) -> dict[str, float | int | None]:
-    """p50 and p99 in ms (inclusive method: p99 of 100 samples is near the maximum)."""
-    if not values:
-        return {"p50": None, "p99": None, "n": 0}
-    p99 = (
-        statistics.quantiles(values, n=100, method="inclusive")[98]
-        if len(values) > 1
-        else values[0]
-    )
-    return {"p50": round(statistics.median(values), 3), "p99": round(p99, 3), "n": len(values)}
 
 
 def _difference(a: float | int | None, b: float | int | None) -> float | None:
@@ -120,11 +103,7 @@ def build_report(
     errors = sum(s.errors for s in all_series)
     short_path_misses = sum(short_path.values())
     return {
-        "machine": {
-            "cpu_count": os.cpu_count(),
-            "python": platform.python_version(),
-            "platform": platform.platform(),
-        },
+        "machine": machine(),
         "client": CLIENT_NAME,
         "requests": requests,
         "latency_ms": {
@@ -157,12 +136,12 @@ def build_report(
 
 
 def render_table(report: Mapping[str, Any]) -> str:
-    machine, latency = report["machine"], report["latency_ms"]
+    host, latency = report["machine"], report["latency_ms"]
     overhead = latency["miss_overhead"]
     lines = [
         "## gateway bench",
         "",
-        f"machine: {machine['cpu_count']} CPUs, Python {machine['python']}, {machine['platform']}",
+        machine_line(host),
         f"client: {report['client']}; {report['requests']} requests per latency measurement",
         f"storage: {_describe_storage(report)}",
         "",
@@ -216,7 +195,7 @@ def render_table(report: Mapping[str, Any]) -> str:
         f"misses that skipped a stage: {report['short_path_misses']}, "
         f"store failures: {fmt(report['storage']['failures'])}",
     ]
-    if (machine["cpu_count"] or 0) < 4:
+    if (host["cpu_count"] or 0) < 4:
         lines.append(
             "note: the client, the gateway and the upstream share these few CPUs; "
             "c=16 throughput is bounded by that, not by the gateway alone."
@@ -276,7 +255,6 @@ def render_comparison(reports: Mapping[str, Mapping[str, Any]]) -> str:
     """The backends side by side, then each backend's own full table."""
     names = list(reports)
     first = reports[names[0]]
-    machine = first["machine"]
     latency_rows = [
         (label, [fmt(reports[n]["latency_ms"][key][stat]) for n in names])
         for label, key, stat in _LATENCY_ROWS
@@ -311,7 +289,7 @@ def render_comparison(reports: Mapping[str, Mapping[str, Any]]) -> str:
     lines = [
         f"## gateway bench: {' vs '.join(names)}",
         "",
-        f"machine: {machine['cpu_count']} CPUs, Python {machine['python']}, {machine['platform']}",
+        machine_line(first["machine"]),
         f"client: {first['client']}; {first['requests']} requests per latency measurement",
         f"miss prompts: seed {first['miss_prompts']['seed']}, the same for every backend; "
         "the backends ran one after the other, each with a fresh upstream, gateway and store",
@@ -388,8 +366,7 @@ def finish(reports: Mapping[str, dict[str, Any]], output: str | None) -> int:
         }
         print(render_comparison(reports), flush=True)
     if output:
-        Path(output).write_bytes(orjson.dumps(result, option=orjson.OPT_INDENT_2) + b"\n")
-        say(f"results written to {output}")
+        write_json(output, result)
     for name, report in reports.items():
         for failure in _failures(report):
             prefix = f"{name}: " if len(reports) > 1 else ""

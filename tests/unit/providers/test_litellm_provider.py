@@ -13,7 +13,7 @@ import litellm
 from gateway.providers.litellm_provider import LiteLLMProvider
 from gateway.providers.routing import DeploymentRouter
 from gateway.settings import GatewayConfig, RouterSettings
-from tests.conftest import gateway_config_dict
+from tests.helpers import gateway_config_dict
 
 _CALLBACK_LISTS = (
     "callbacks",

@@ -16,9 +16,9 @@ from dataclasses import dataclass
 
 from gateway_tools.bench.constants import HOST
 from gateway_tools.bench.http_client import HttpConnection
-from loadkit.driver import send
-from loadkit.prompts import Request
-from loadkit.targets import Target
+from gateway_tools.bench.phases import send
+from gateway_tools.bench.prompts import Request
+from gateway_tools.bench.targets import Target
 
 # Connections the client may hold open; past that a due request waits for one (and the
 # wait shows in its latency). At 50 req/s and ~10 ms each, ~1 is busy on average.

@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from gateway_tools.bench.constants import HOST, REQUEST_TIMEOUT_SECONDS, BenchError
 from gateway_tools.bench.formatting import fmt_counts, ranked_counts
 from gateway_tools.bench.http_client import REQUEST_FAILURES, HttpConnection, HttpResponse
-from loadkit.prompts import Request
-from loadkit.targets import Target
+from gateway_tools.bench.prompts import Request
+from gateway_tools.bench.targets import Target
 
 PRIME_CONCURRENCY = 8
 # How long priming may take in all, and how long a store gets to finish (stores run in

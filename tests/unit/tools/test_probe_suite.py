@@ -11,7 +11,7 @@ from gateway.review.local import LocalPairReviewer
 from gateway_tools.evaluation.probes import evaluate_probes, load_probes
 from gateway_tools.evaluation.structural import evaluate_structural_probes, load_structural_probes
 
-PROBES = Path(__file__).resolve().parents[1] / "probes"
+PROBES = Path(__file__).resolve().parents[2] / "probes"
 STRUCTURAL = PROBES  # every structural*.jsonl
 
 

@@ -42,7 +42,7 @@ from gateway_tools.bench.constants import (
 )
 from gateway_tools.bench.http_client import Endpoint
 from gateway_tools.bench.processes import Server, spawn, storage_config, write_config
-from loadkit.prompts import NEW, PARAPHRASE, REPEAT, PromptBank
+from gateway_tools.bench.prompts import NEW, PARAPHRASE, REPEAT, PromptBank
 
 UPSTREAM, GATEWAY, LITELLM = "upstream", "gateway", "litellm"
 LITELLM_KEY = "sk-litellm-bench"
