@@ -10,14 +10,11 @@ from fastapi import APIRouter, Request, Response
 from fastapi.responses import StreamingResponse
 from starlette.background import BackgroundTask
 
-from gateway.api.cache_headers import request_cache_control
-from gateway.api.deps import authenticate, get_services, read_body, request_id
+from gateway.api.deps import authenticate, get_services, read_body
+from gateway.api.door import cache_headers, chat_request, handle
 from gateway.api.responses import SSE_DONE, json_response, sse_event, sse_from_list
-from gateway.api.scope import NAMESPACE_HEADER, SESSION_HEADER, memory_user, scope_header
 from gateway.completions import replay_chunks
-from gateway.errors import GatewayError, ModelNotFound
-from gateway.pipeline.decision import Decision
-from gateway.pipeline.reasons import Layer
+from gateway.errors import GatewayError
 from gateway.pipeline.request import ChatRequest
 from gateway.pipeline.runner import CompletionOutcome
 
@@ -26,66 +23,20 @@ router = APIRouter()
 SSE_HEADERS = {"cache-control": "no-cache", "x-accel-buffering": "no"}
 
 
-MODEL_HEADER = "x-gateway-model"
-
-
-def _cache_headers(decision: Decision) -> dict[str, str]:
-    # The provider's allow-listed headers (rate limits, retry-after, its request id)
-    # when it was called; the gateway's own come after and win.
-    headers = dict(decision.upstream.headers)
-    # Which model answered: a fallback's name when the requested model's deployments
-    # failed (the body's `model` is what that provider reported).
-    headers[MODEL_HEADER] = decision.answered_by
-    layer = decision.layer
-    headers["x-gateway-cache"] = layer.value
-    if decision.reason is not None and layer in (Layer.MISS, Layer.BYPASS):
-        headers["x-gateway-cache-reason"] = decision.reason.value
-    if layer is Layer.SEMANTIC and decision.similarity is not None:
-        headers["x-gateway-similarity"] = f"{decision.similarity:.4f}"
-    if layer in (Layer.EXACT, Layer.SEMANTIC):
-        served = decision.served
-        headers["x-gateway-tokens-saved"] = str(0 if served is None else served.tokens_saved)
-        if served is not None:
-            # HTTP's `Age`: how long ago the served answer was stored (cf. max-age).
-            headers["age"] = str(served.age_seconds)
-    headers["x-gateway-memory-tokens"] = str(decision.memory.tokens)
-    if decision.coalesced:
-        # Served with the answer of a concurrent identical request (single flight).
-        headers["x-gateway-coalesced"] = "1"
-    return headers
-
-
 async def _parse(request: Request) -> ChatRequest:
     services = get_services(request)
     principal = authenticate(request, services)
     raw = await read_body(request, services.config.server.max_request_bytes)
     # Large bodies in a worker thread: other requests are served meanwhile.
     body, parsed = await services.body_parser.parse_chat(raw)
-    if not services.provider.has_model(parsed.model):
-        raise ModelNotFound(f"The model '{parsed.model}' does not exist.", param="model")
-    return ChatRequest(
-        request_id=request_id(request),
-        principal=principal,
-        model=parsed.model,
-        body=body,
-        policy=services.policies.resolve(principal.tenant, parsed.model),
-        cache_control=request_cache_control(request),
-        user=memory_user(request, body.get("user")),
-        session=scope_header(request, SESSION_HEADER),
-        namespace=scope_header(request, NAMESPACE_HEADER),
-    )
+    return chat_request(request, principal, parsed.model, body)
 
 
 @router.post("/v1/chat/completions")
 async def chat_completions(request: Request) -> Response:
     chat = await _parse(request)
-    try:
-        outcome = await get_services(request).pipeline.handle(chat)
-    except GatewayError:
-        raise
-    except Exception as exc:
-        raise GatewayError("The gateway failed to handle this request.") from exc
-    headers = _cache_headers(outcome.decision)
+    outcome = await handle(request, chat)
+    headers = cache_headers(outcome.decision)
     if isinstance(outcome, CompletionOutcome):
         return _render_completion(chat, outcome, headers)
     return StreamingResponse(

@@ -49,6 +49,24 @@ def _context(main: str, answer: str, follow_up: str) -> ChatRequest:
     )
 
 
+def _stored_answer(follow_up: str) -> dict[str, Any]:
+    """A whole answer, servable as a replay: an entry without a choice is never served
+    (`replay_incomplete`), so the control below would count nothing."""
+    return {
+        "id": "chatcmpl-eval",
+        "object": "chat.completion",
+        "created": 0,
+        "model": "eval",
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": f"Answer to: {follow_up}"},
+                "finish_reason": "stop",
+            }
+        ],
+    }
+
+
 async def evaluate_followup_reuse(
     data_dir: Path,
     embedder: Embedder,
@@ -64,7 +82,7 @@ async def evaluate_followup_reuse(
             ctx = _context(
                 record["Main Query"], record["Main Query Response"], record["Follow-Up Query"]
             )
-            await stage.store(ctx, {"choices": []})
+            await stage.store(ctx, _stored_answer(record["Follow-Up Query"]))
         asked = hits = same_conversation_hits = 0
         for position, record in enumerate(records):
             # The same follow-up after the NEXT record's conversation.

@@ -1,0 +1,84 @@
+"""What every API in front of the pipeline shares: the neutral request built from a
+translated body, the pipeline call, and the gateway's response headers.
+
+Each API (`chat.py` for Chat Completions, and the other doors) parses its own body,
+translates it into the chat-completions body the pipeline works on, builds the request
+here, lets the pipeline handle it and renders the outcome in its own format. So the
+classifier, keys, caches, memory, single flight and store behave the same for the same
+question asked through any of them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import Request
+
+from gateway.api.cache_headers import request_cache_control
+from gateway.api.deps import get_services, request_id
+from gateway.api.scope import NAMESPACE_HEADER, SESSION_HEADER, memory_user, scope_header
+from gateway.auth import Principal
+from gateway.errors import GatewayError, ModelNotFound
+from gateway.pipeline.decision import Decision
+from gateway.pipeline.reasons import Layer
+from gateway.pipeline.request import ChatRequest
+from gateway.pipeline.runner import CompletionOutcome, StreamOutcome
+
+MODEL_HEADER = "x-gateway-model"
+
+
+def cache_headers(decision: Decision) -> dict[str, str]:
+    # The provider's allow-listed headers (rate limits, retry-after, its request id)
+    # when it was called; the gateway's own come after and win.
+    headers = dict(decision.upstream.headers)
+    # Which model answered: a fallback's name when the requested model's deployments
+    # failed (the body's `model` is what that provider reported).
+    headers[MODEL_HEADER] = decision.answered_by
+    layer = decision.layer
+    headers["x-gateway-cache"] = layer.value
+    if decision.reason is not None and layer in (Layer.MISS, Layer.BYPASS):
+        headers["x-gateway-cache-reason"] = decision.reason.value
+    if layer is Layer.SEMANTIC and decision.similarity is not None:
+        headers["x-gateway-similarity"] = f"{decision.similarity:.4f}"
+    if layer in (Layer.EXACT, Layer.SEMANTIC):
+        served = decision.served
+        headers["x-gateway-tokens-saved"] = str(0 if served is None else served.tokens_saved)
+        if served is not None:
+            # HTTP's `Age`: how long ago the served answer was stored (cf. max-age).
+            headers["age"] = str(served.age_seconds)
+    headers["x-gateway-memory-tokens"] = str(decision.memory.tokens)
+    if decision.coalesced:
+        # Served with the answer of a concurrent identical request (single flight).
+        headers["x-gateway-coalesced"] = "1"
+    return headers
+
+
+def chat_request(
+    request: Request, principal: Principal, model: str, body: dict[str, Any]
+) -> ChatRequest:
+    """The pipeline's request for a chat-completions `body` (validated, or translated
+    from another API's), asked by `principal` over `request`."""
+    services = get_services(request)
+    if not services.provider.has_model(model):
+        raise ModelNotFound(f"The model '{model}' does not exist.", param="model")
+    return ChatRequest(
+        request_id=request_id(request),
+        principal=principal,
+        model=model,
+        body=body,
+        policy=services.policies.resolve(principal.tenant, model),
+        cache_control=request_cache_control(request),
+        user=memory_user(request, body.get("user")),
+        session=scope_header(request, SESSION_HEADER),
+        namespace=scope_header(request, NAMESPACE_HEADER),
+    )
+
+
+async def handle(request: Request, chat: ChatRequest) -> CompletionOutcome | StreamOutcome:
+    """The pipeline's outcome; an unexpected failure becomes the gateway's 500."""
+    try:
+        return await get_services(request).pipeline.handle(chat)
+    except GatewayError:
+        raise
+    except Exception as exc:
+        raise GatewayError("The gateway failed to handle this request.") from exc
