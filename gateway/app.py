@@ -76,11 +76,9 @@ def _context_window_lookup(provider: Provider) -> Callable[[str], int | None]:
 
 
 def _single_flight(storage: Storage) -> SingleFlight:
-    """Within a process always; across replicas when they share Redis (the lease and
-    the exact cache where the leader's answer lands are both there)."""
-    if storage.backend == "redis":
-        return SingleFlight(storage.lock, storage.exact)
-    return SingleFlight(None, None)
+    """Within a process always; across replicas through what the backend shares (on
+    Redis, the lease and the exact cache where the leader's answer lands)."""
+    return SingleFlight(storage.flight.lock, storage.flight.exact)
 
 
 def _cost_estimator(provider: Provider, limits: ModelLimits) -> CostEstimator:

@@ -7,9 +7,9 @@ import time
 from typing import Any
 
 from gateway.cache.keys import exact_cache_key
-from gateway.cache.protocols import CachedCompletion, ExactCache
 from gateway.pipeline.cache_controls import entry_ttl_seconds
 from gateway.pipeline.context import ChatContext
+from gateway.storage.protocols import CachedCompletion, ExactCache
 from gateway.telemetry.throttled_log import ThrottledLogger
 
 logger = logging.getLogger(__name__)

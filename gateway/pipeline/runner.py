@@ -21,7 +21,6 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from gateway.adaptive.shadow import ShadowVerifier
-from gateway.cache.protocols import CachedCompletion
 from gateway.completions import (
     StreamAssembler,
     finished_normally,
@@ -40,6 +39,7 @@ from gateway.pipeline.serve_check import why_not_servable
 from gateway.pipeline.single_flight import Flight, Recheck, SingleFlight
 from gateway.policy.models import Policy
 from gateway.providers.protocol import Provider
+from gateway.storage.protocols import CachedCompletion
 
 
 @dataclass(frozen=True, slots=True)

@@ -31,8 +31,6 @@ import orjson
 
 from gateway.adaptive.serving import AdaptiveServing
 from gateway.cache.keys import compatibility_fingerprint
-from gateway.cache.protocols import CachedCompletion
-from gateway.cache.vector_index import SemanticEntry, VectorIndex
 from gateway.embed.protocol import Embedder
 from gateway.entities.entities import EntityComparator
 from gateway.nlp import detect_language
@@ -42,6 +40,7 @@ from gateway.pipeline.reasons import Layer, Reason
 from gateway.pipeline.serve_check import why_not_servable
 from gateway.policy.models import SemanticCachePolicy
 from gateway.review.protocol import Reviewer, ReviewVerdict
+from gateway.storage.protocols import CachedCompletion, SemanticEntry, VectorIndex
 from gateway.telemetry.throttled_log import ThrottledLogger
 from gateway.turn import ask_length
 

@@ -16,13 +16,13 @@ from pathlib import Path
 from typing import Any
 
 from gateway.auth import Principal
-from gateway.cache.vector_index import EmbeddedVectorIndex
 from gateway.embed.protocol import Embedder
 from gateway.entities.entities import EntityComparator
 from gateway.pipeline.context import ChatContext
 from gateway.pipeline.semantic import SemanticCacheStage, StructureGuard
 from gateway.policy.models import Policy
 from gateway.review.protocol import Reviewer
+from gateway.storage.embedded.vectors import EmbeddedVectorIndex
 
 
 def _records(data_dir: Path) -> list[dict[str, str]]:

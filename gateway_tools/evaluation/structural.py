@@ -21,13 +21,13 @@ import orjson
 
 from gateway.auth import Principal
 from gateway.cache.keys import exact_cache_key
-from gateway.cache.vector_index import EmbeddedVectorIndex
 from gateway.embed.protocol import Embedder
 from gateway.entities.entities import EntityComparator
 from gateway.pipeline.context import ChatContext
 from gateway.pipeline.semantic import SemanticCacheStage, StructureGuard
 from gateway.policy.models import Policy
 from gateway.review.protocol import Reviewer
+from gateway.storage.embedded.vectors import EmbeddedVectorIndex
 
 # Every `structural*.jsonl` there: `structural.jsonl` (written with the splitter) and
 # `structural_b.jsonl` (written apart from it, first measured as a held-out set).

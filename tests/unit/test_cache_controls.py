@@ -10,13 +10,13 @@ from typing import Any
 import pytest
 
 from gateway.auth import Principal
-from gateway.cache.protocols import CachedCompletion
 from gateway.pipeline.cache_controls import entry_ttl_seconds
 from gateway.pipeline.context import CacheControl, ChatContext
 from gateway.pipeline.exact import ExactCacheStage
 from gateway.pipeline.reasons import Layer, Reason
 from gateway.pipeline.runner import ChatPipeline, CompletionOutcome
 from gateway.policy.models import Policy
+from gateway.storage.protocols import CachedCompletion
 from tests.unit.test_pipeline import MemoryCache, ScriptedProvider
 
 

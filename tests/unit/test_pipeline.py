@@ -8,7 +8,6 @@ from typing import Any
 import pytest
 
 from gateway.auth import Principal
-from gateway.cache.protocols import CachedCompletion
 from gateway.classify.classifier import Classification, NonCacheableClass
 from gateway.errors import StoreUnavailableError, UpstreamError
 from gateway.pipeline.classify import ClassifyStage
@@ -18,6 +17,7 @@ from gateway.pipeline.reasons import Layer, Reason
 from gateway.pipeline.runner import ChatPipeline, CompletionOutcome, StreamOutcome
 from gateway.policy.models import Policy
 from gateway.providers.protocol import UpstreamReport
+from gateway.storage.protocols import CachedCompletion
 
 
 class MemoryCache:

@@ -10,7 +10,6 @@ from collections.abc import AsyncGenerator
 from typing import Any
 
 from gateway.auth import Principal
-from gateway.cache.protocols import CachedCompletion
 from gateway.completions import StreamAssembler, replay_chunks
 from gateway.pipeline.context import ChatContext
 from gateway.pipeline.exact import ExactCacheStage
@@ -18,6 +17,7 @@ from gateway.pipeline.reasons import Layer, Reason
 from gateway.pipeline.runner import ChatPipeline, CompletionOutcome, StreamOutcome
 from gateway.policy.models import Policy
 from gateway.providers.protocol import UpstreamReport
+from gateway.storage.protocols import CachedCompletion
 from tests.unit.test_pipeline import MemoryCache
 
 REFUSAL = "I can't help with that."

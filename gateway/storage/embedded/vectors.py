@@ -25,25 +25,23 @@ locks, and numpy releases the GIL during the product, so the event loop keeps se
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import math
 import re
 import time
 from collections import OrderedDict, deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
 import orjson
 
-from gateway.cache.embedded import SQLiteDatabase
 from gateway.cache.eviction import CapacityLedger, EvictionReason
 from gateway.cache.limits import StoreLimits
 from gateway.cache.purge import PurgeFilter
+from gateway.storage.embedded.database import SQLiteDatabase
+from gateway.storage.protocols import SemanticEntry
 
 logger = logging.getLogger(__name__)
 
@@ -73,59 +71,6 @@ CREATE TABLE IF NOT EXISTS semantic_entries (
 CREATE INDEX IF NOT EXISTS semantic_entries_expires ON semantic_entries (expires_at);
 CREATE TABLE IF NOT EXISTS semantic_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
-
-
-@dataclass(frozen=True, slots=True)
-class SemanticEntry:
-    """A stored completion and the query it answered."""
-
-    entry_id: str
-    tenant: str
-    model: str
-    fingerprint: str
-    query_text: str
-    completion: dict[str, Any]
-    created_at: float
-    expires_at: float
-    policy_version: str = ""
-    namespace: dict[str, str] = field(default_factory=dict)  # for purges
-
-
-class VectorIndex(Protocol):
-    async def add(self, entry: SemanticEntry, vector: Vector) -> None: ...
-
-    async def search(
-        self, fingerprint: str, vector: Vector, top_k: int
-    ) -> list[tuple[SemanticEntry, float]]:
-        """Raw cosine, best first; only unexpired entries of that fingerprint."""
-        ...
-
-    async def count(self) -> int: ...
-
-    def touch(self, entry_id: str) -> None:
-        """The entry was served: it becomes the most recently used (for eviction)."""
-        ...
-
-    async def purge(self, purge_filter: PurgeFilter) -> int: ...
-
-    async def ping(self) -> bool: ...
-
-    async def close(self) -> None: ...
-
-
-def index_name_for(embedder_name: str, dimensions: int) -> str:
-    """File-safe index name unique to (embedder, dimensions).
-
-    When sanitising changes the name, a short hash of the original is appended so that two
-    names differing only in unsafe characters ("a/b" and "a:b") still get two indexes.
-    """
-    if dimensions <= 0:
-        raise ValueError("dimensions must be positive (warm the embedder up first)")
-    slug = _UNSAFE.sub("-", embedder_name.lower()).strip("-.") or "embedder"
-    if slug != embedder_name or len(slug) > 64:
-        digest = hashlib.sha256(embedder_name.encode()).hexdigest()[:8]
-        slug = f"{slug[:64].rstrip('-.')}-{digest}"
-    return f"{slug}-{dimensions}d"
 
 
 def _unit_vector(vector: npt.ArrayLike, dimensions: int | None) -> Vector:

@@ -38,27 +38,24 @@ from redis.exceptions import WatchError
 from redis.typing import EncodableT, FieldT
 
 from gateway.cache.limits import StoreLimits
-from gateway.cache.redis_backend import RedisBackend
-from gateway.cache.redis_capacity import RedisCapacity
-from gateway.cache.redis_connection import StoreUnavailable
-from gateway.memory.embedded_store import (
-    session_items_from_json,
-    session_items_to_json,
-    vector_from_bytes,
-    vector_to_bytes,
-)
 from gateway.memory.records import MemoryRecord, MemoryScope
-from gateway.memory.store import (
+from gateway.storage.protocols import (
     AlreadyWritten,
     IdempotentWrite,
     MemoryPage,
     RecordedAnswer,
     SessionItem,
+    StoreUnavailable,
     UserQuota,
-    check_quota,
-    check_store_caps,
-    one_owner,
-    totals,
+)
+from gateway.storage.quota import check_quota, check_store_caps, one_owner, totals
+from gateway.storage.redis.backend import RedisBackend
+from gateway.storage.redis.capacity import RedisCapacity
+from gateway.storage.serialise import (
+    session_items_from_json,
+    session_items_to_json,
+    vector_from_bytes,
+    vector_to_bytes,
 )
 
 # Count an access only if the memory still exists (a deleted one must not come back as
@@ -92,7 +89,7 @@ return {result}
 
 _SAVE_SESSION = _save_session_lua(1, "0")
 # The same, with the session's accounting and LRU eviction past `capacity.sessions`
-# (see gateway/cache/redis_capacity.py): the capacity arguments come first, ARGV[1..9].
+# (see gateway/storage/redis/capacity.py): the capacity arguments come first, ARGV[1..9].
 _SAVE_CAPPED_SESSION = _save_session_lua(10, "account(KEYS[1])")
 # Replace a session's items only if nobody wrote it since it was read; keep its TTL.
 _REPLACE_SESSION = """

@@ -50,9 +50,9 @@ from redisvl.query.filter import Num
 from redisvl.schema import IndexSchema
 
 from gateway.cache.purge import PurgeFilter
-from gateway.cache.redis_capacity import RedisCapacity
-from gateway.cache.redis_connection import RedisConnection, StoreUnavailable, delete_keys
-from gateway.cache.vector_index import SemanticEntry
+from gateway.storage.protocols import SemanticEntry, StoreUnavailable
+from gateway.storage.redis.capacity import RedisCapacity
+from gateway.storage.redis.connection import RedisConnection, delete_keys
 from gateway.telemetry.throttled_log import ThrottledLogger
 
 logger = logging.getLogger(__name__)

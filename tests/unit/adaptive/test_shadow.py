@@ -16,12 +16,11 @@ import pytest
 from gateway.adaptive.shadow import ShadowVerifier
 from gateway.adaptive.stats import AdaptiveStats, Scope
 from gateway.auth import Principal
-from gateway.cache.protocols import CachedCompletion
-from gateway.cache.vector_index import SemanticEntry
 from gateway.pipeline.context import ChatContext
 from gateway.pipeline.reasons import Layer, Reason
 from gateway.policy.models import Policy
 from gateway.providers.protocol import UpstreamReport
+from gateway.storage.protocols import CachedCompletion, SemanticEntry
 from tests.unit.adaptive.test_stats import MemoryStore
 from tests.unit.test_semantic_stage import StubComparator
 

@@ -9,7 +9,6 @@ import pytest
 
 from gateway.auth import Principal
 from gateway.memory.capture import extract_statements
-from gateway.memory.embedded_store import open_embedded_memory
 from gateway.memory.limits import ModelLimits
 from gateway.memory.records import MemoryScope
 from gateway.memory.service import MemoryService, NewMemory
@@ -17,6 +16,7 @@ from gateway.memory.tokens import Tokenizers
 from gateway.pipeline.context import ChatContext
 from gateway.pipeline.memory import MemoryStage
 from gateway.policy.models import Policy
+from gateway.storage.embedded.memory import open_embedded_memory
 from tests.unit.memory.fakes import TableEmbedder
 
 

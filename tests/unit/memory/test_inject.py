@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 
 from gateway.auth import Principal
-from gateway.memory.embedded_store import open_embedded_memory
 from gateway.memory.inject import (
     MEMORY_CLOSE,
     MEMORY_HEADER,
@@ -28,6 +27,7 @@ from gateway.memory.tokens import Tokenizers
 from gateway.pipeline.context import ChatContext
 from gateway.pipeline.memory import MemoryStage
 from gateway.policy.models import Policy
+from gateway.storage.embedded.memory import open_embedded_memory
 from tests.unit.memory.fakes import TableEmbedder
 
 ENGLISH = (
