@@ -28,7 +28,8 @@ from gateway.storage.protocols import (
     UserQuota,
 )
 from gateway.storage.redis.backend import RedisBackend
-from gateway.storage.redis.memory import RedisMemoryStore, RedisSessionStore
+from gateway.storage.redis.memory import RedisMemoryStore
+from gateway.storage.redis.sessions import RedisSessionStore
 from gateway.testing.redis_server import RedisServer
 from tests.unit.memory.fakes import TableEmbedder
 

@@ -18,6 +18,7 @@ from gateway.pipeline.runner import ChatPipeline, CompletionOutcome, StreamOutco
 from gateway.policy.models import Policy
 from gateway.providers.protocol import UpstreamReport
 from gateway.storage.protocols import CachedCompletion
+from gateway.testing.fake_provider import FakeProvider
 
 
 class MemoryCache:
@@ -52,16 +53,14 @@ def _chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
     }
 
 
-class ScriptedProvider:
+class ScriptedProvider(FakeProvider):
     """Answers from a script; can fail mid-stream."""
 
     def __init__(self, fail_after_chunks: int | None = None) -> None:
+        super().__init__()
         self.calls = 0
         self.fail_after_chunks = fail_after_chunks
         self.closed_streams = 0
-
-    def has_model(self, model: str) -> bool:
-        return True
 
     async def complete(
         self, body: dict[str, Any], *, report: UpstreamReport | None = None
@@ -99,12 +98,6 @@ class ScriptedProvider:
                 yield chunk
         finally:
             self.closed_streams += 1
-
-    async def embed(self, body: dict[str, Any]) -> dict[str, Any]:
-        raise NotImplementedError
-
-    async def close(self) -> None:
-        return None
 
 
 def _context(stream: bool = False, **kwargs: Any) -> ChatContext:

@@ -18,6 +18,7 @@ from gateway.pipeline.runner import ChatPipeline, CompletionOutcome, StreamOutco
 from gateway.policy.models import Policy
 from gateway.providers.protocol import UpstreamReport
 from gateway.storage.protocols import CachedCompletion
+from gateway.testing.fake_provider import FakeProvider
 from tests.unit.test_pipeline import MemoryCache
 
 REFUSAL = "I can't help with that."
@@ -38,14 +39,12 @@ def _chunk(delta: dict[str, Any], logprobs: Any = None, finish: str | None = Non
     }
 
 
-class RefusingProvider:
+class RefusingProvider(FakeProvider):
     """Refuses, with refusal logprobs, in JSON and as OpenAI streams it."""
 
     def __init__(self) -> None:
+        super().__init__()
         self.calls = 0
-
-    def has_model(self, model: str) -> bool:
-        return True
 
     async def complete(
         self, body: dict[str, Any], *, report: UpstreamReport | None = None
@@ -74,12 +73,6 @@ class RefusingProvider:
         for token in TOKENS:
             yield _chunk({"refusal": token["token"]}, {"content": None, "refusal": [token]})
         yield _chunk({}, None, "stop")
-
-    async def embed(self, body: dict[str, Any]) -> dict[str, Any]:
-        raise NotImplementedError
-
-    async def close(self) -> None:
-        return None
 
 
 def _context(stream: bool = False, **params: Any) -> ChatContext:

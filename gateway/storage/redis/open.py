@@ -12,7 +12,8 @@ from gateway.settings import StorageSettings
 from gateway.storage.opened import FlightStores, Storage
 from gateway.storage.redis.adaptive import RedisAdaptiveStore
 from gateway.storage.redis.backend import RedisBackend
-from gateway.storage.redis.memory import RedisMemoryStore, RedisSessionStore
+from gateway.storage.redis.memory import RedisMemoryStore
+from gateway.storage.redis.sessions import RedisSessionStore
 
 
 async def open_redis_storage(

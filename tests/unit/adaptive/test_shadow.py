@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import random
-from collections.abc import AsyncGenerator
 from typing import Any
 
 import numpy as np
@@ -21,6 +20,7 @@ from gateway.pipeline.reasons import Layer, Reason
 from gateway.policy.models import Policy
 from gateway.providers.protocol import UpstreamReport
 from gateway.storage.protocols import CachedCompletion, SemanticEntry
+from gateway.testing.fake_provider import FakeProvider
 from tests.unit.adaptive.test_stats import MemoryStore
 from tests.unit.test_semantic_stage import StubComparator
 
@@ -49,16 +49,13 @@ class WordEmbedder:
         return None
 
 
-class JudgeProvider:
+class JudgeProvider(FakeProvider):
     """A judge model: answers `answer`, optionally only after `release` is set."""
 
     def __init__(self, answer: str = "Yes") -> None:
-        self.answer = answer
+        super().__init__(answer=answer)
         self.calls = 0
         self.release: asyncio.Event | None = None
-
-    def has_model(self, model: str) -> bool:
-        return True
 
     async def complete(
         self, body: dict[str, Any], *, report: UpstreamReport | None = None
@@ -69,17 +66,6 @@ class JudgeProvider:
         return _completion(self.answer, total_tokens=103) | {
             "usage": {"prompt_tokens": 100, "completion_tokens": 3, "total_tokens": 103}
         }
-
-    def stream(
-        self, body: dict[str, Any], *, report: UpstreamReport | None = None
-    ) -> AsyncGenerator[dict[str, Any], None]:
-        raise NotImplementedError
-
-    async def embed(self, body: dict[str, Any]) -> dict[str, Any]:
-        raise NotImplementedError
-
-    async def close(self) -> None:
-        return None
 
 
 def _policy(**adaptive: Any) -> Policy:
