@@ -19,6 +19,9 @@ Keys (under the backend's prefix, parts escaped by `RedisBackend.key`):
 Retrieval ranks one user's scope in the gateway (see `gateway/memory/retrieval.py`), so
 the search is scoped before it starts; the scope is fetched in one pipelined round trip
 when its version changed, and otherwise served from the replica's prepared copy.
+
+Slightly over the ~400-line target: every write keeps the keys above consistent in one
+transaction (WATCH/MULTI or a Lua script), and the scripts live next to their callers.
 """
 
 from __future__ import annotations

@@ -25,6 +25,9 @@ The index is created lazily: when Redis is down at start-up, `open` succeeds and
 first operation after Redis answers creates it. It is re-checked after every outage
 (`RedisConnection.generation`) and when a query says it is missing, since a Redis
 without persistence comes back empty.
+
+Slightly over the ~400-line target: the index schema, its lazy re-creation and the
+queries share the outage handling above, which would otherwise be split across modules.
 """
 
 from __future__ import annotations
