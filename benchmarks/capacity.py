@@ -50,11 +50,9 @@ from pathlib import Path
 import numpy as np
 
 from gateway.cache.limits import CapacitySettings, StoreLimits
-from gateway.cache.protocols import CachedCompletion
-from gateway.cache.vector_index import SemanticEntry
-from gateway.memory.store import SessionItem
 from gateway.settings import StorageSettings
 from gateway.storage import open_storage
+from gateway.storage.protocols import CachedCompletion, SemanticEntry, SessionItem
 
 DIMENSIONS = 512
 _ANSWER = "The answer, in a paragraph of ordinary length. " * 12  # ~600 bytes

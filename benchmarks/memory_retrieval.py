@@ -26,17 +26,17 @@ from typing import Any
 import numpy as np
 import orjson
 
-from gateway.cache.redis_backend import RedisBackend
-from gateway.memory.embedded_store import open_embedded_memory
 from gateway.memory.inject import build_block
 from gateway.memory.records import MemoryRecord, MemoryScope, new_memory_id
-from gateway.memory.redis_store import RedisMemoryStore
 from gateway.memory.retrieval import ScopeIndex, TermCache, rank
 from gateway.memory.service import MemoryService
 from gateway.memory.session import from_retrieval
-from gateway.memory.store import MemoryStore
 from gateway.memory.tokens import Tokenizers
 from gateway.policy.models import MemoryPolicy
+from gateway.storage.embedded.memory import open_embedded_memory
+from gateway.storage.protocols import MemoryStore
+from gateway.storage.redis.backend import RedisBackend
+from gateway.storage.redis.memory import RedisMemoryStore
 from gateway.testing.redis_server import RedisServer
 
 DIMENSIONS = 512

@@ -52,15 +52,11 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from gateway.cache.redis_backend import RedisBackend
-from gateway.cache.redis_connection import StoreUnavailable
-from gateway.cache.vector_index import (
-    EmbeddedVectorIndex,
-    SemanticEntry,
-    VectorIndex,
-    index_name_for,
-)
 from gateway.settings import StorageSettings
+from gateway.storage.embedded.vectors import EmbeddedVectorIndex
+from gateway.storage.index_name import index_name_for
+from gateway.storage.protocols import SemanticEntry, StoreUnavailable, VectorIndex
+from gateway.storage.redis.backend import RedisBackend
 from gateway.testing.redis_server import RedisServer, RedisServerUnavailable
 from gateway_tools.bench.report import machine, machine_line, say, write_json
 

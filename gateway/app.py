@@ -37,61 +37,37 @@ from gateway.pipeline.runner import ChatPipeline
 from gateway.pipeline.semantic import SemanticCacheStage
 from gateway.pipeline.single_flight import SingleFlight
 from gateway.policy.loader import PolicyStore, stop_watching
-from gateway.providers.protocol import Provider
+from gateway.providers.protocol import ChatProvider, Provider
 from gateway.services import Services
 from gateway.settings import GatewayConfig
 from gateway.storage import Storage, open_storage
 from gateway.telemetry.hit_rate_alert import HitRateDropMonitor
 from gateway.telemetry.metrics import GatewayMetrics
-from gateway.telemetry.recorder import CostEstimator, DecisionRecorder, no_cost
+from gateway.telemetry.recorder import CostEstimator, DecisionRecorder
 
 logger = logging.getLogger(__name__)
 
-ProviderFactory = Callable[[GatewayConfig], Provider]
 ScrapeRows = Callable[[], Iterable[tuple[tuple[str, ...], float]]]
 
 
 def _litellm_provider(config: GatewayConfig) -> Provider:
+    """Imported here, in the lifespan: importing litellm costs seconds."""
     from gateway.providers.litellm_provider import LiteLLMProvider
 
     return LiteLLMProvider.create(config)
 
 
-async def _warm_up(provider: Provider) -> None:
-    """litellm's first call is slow (imports); tests' fake providers need nothing."""
-    from gateway.providers.litellm_provider import LiteLLMProvider
-
-    if isinstance(provider, LiteLLMProvider):
-        await provider.warm_up()
-
-
-def _context_window_lookup(provider: Provider) -> Callable[[str], int | None]:
-    """litellm's bundled model map, when the provider is litellm's; tests' fake
-    providers know no windows (the policy default applies)."""
-    from gateway.providers.litellm_provider import LiteLLMProvider, litellm_context_window
-
-    if isinstance(provider, LiteLLMProvider):
-        return litellm_context_window
-    return lambda model: None
-
-
 def _single_flight(storage: Storage) -> SingleFlight:
-    """Within a process always; across replicas when they share Redis (the lease and
-    the exact cache where the leader's answer lands are both there)."""
-    if storage.backend == "redis":
-        return SingleFlight(storage.lock, storage.exact)
-    return SingleFlight(None, None)
+    """Within a process always; across replicas through what the backend shares (on
+    Redis, the lease and the exact cache where the leader's answer lands)."""
+    return SingleFlight(storage.flight.lock, storage.flight.exact)
 
 
-def _cost_estimator(provider: Provider, limits: ModelLimits) -> CostEstimator:
-    from gateway.providers.litellm_provider import LiteLLMProvider, litellm_cost_usd
-
-    if not isinstance(provider, LiteLLMProvider):
-        return no_cost
+def _cost_estimator(provider: ChatProvider, limits: ModelLimits) -> CostEstimator:
+    """Prices by the upstream model a gateway model name stands for."""
 
     def estimate(model: str, prompt_tokens: int, completion_tokens: int) -> float:
-        upstream = limits.tokenizer_model(model)
-        return litellm_cost_usd(upstream, prompt_tokens, completion_tokens)
+        return provider.cost_usd(limits.tokenizer_model(model), prompt_tokens, completion_tokens)
 
     return estimate
 
@@ -246,15 +222,16 @@ def _export_capacity(
 def create_app(
     config: GatewayConfig,
     *,
-    provider_factory: ProviderFactory = _litellm_provider,
+    provider: Provider | None = None,
     components_factory: ComponentsFactory = load_components,
 ) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         policies = PolicyStore.from_directory(config.policies_dir)
-        provider = provider_factory(config)
-        await _warm_up(provider)
-        components = await components_factory(config, provider)
+        # The app closes the provider it made; one it was given stays its caller's.
+        upstream = provider if provider is not None else _litellm_provider(config)
+        await upstream.warm_up()
+        components = await components_factory(config, upstream)
         storage = await open_storage(
             config.storage,
             components.embedder.name,
@@ -274,13 +251,13 @@ def create_app(
         # Loads the tiktoken encodings offline now, so a broken install fails at start.
         tokenizers = Tokenizers()
         memory = MemoryService(storage.memories, storage.sessions, components.embedder)
-        limits = model_limits(config, _context_window_lookup(provider))
+        limits = model_limits(config, upstream.context_window)
         metrics = GatewayMetrics()
-        cost = _cost_estimator(provider, limits)
+        cost = _cost_estimator(upstream, limits)
         alerts = HitRateDropMonitor(config.alerts.hit_rate_drop)
         recorder = DecisionRecorder(metrics, cost, alerts=alerts)
         auditor = HitAuditor(
-            provider,
+            upstream,
             components.reviewer,
             on_semantic_verdict=AdaptiveServing(adaptive).audit_verdict,
         )
@@ -288,7 +265,7 @@ def create_app(
             adaptive,
             components.comparator,
             components.embedder,
-            provider,
+            upstream,
             components.guard,
             cost=cost,
         )
@@ -303,10 +280,10 @@ def create_app(
             config=config,
             keys=KeyRegistry(config.auth),
             policies=policies,
-            provider=provider,
+            provider=upstream,
             storage=storage,
             pipeline=ChatPipeline(
-                provider,
+                upstream,
                 ExactCacheStage(storage.exact),
                 semantic=semantic,
                 classify=ClassifyStage(components.classifier),
@@ -323,7 +300,7 @@ def create_app(
             recorder=recorder,
             metrics=metrics,
             auditor=auditor,
-            body_parser=BodyParser(BodyLimits.from_settings(config.server)),
+            body_parser=BodyParser(BodyLimits.from_settings(config.server), upstream),
             adaptive=adaptive,
             shadow=shadow,
         )
@@ -364,7 +341,8 @@ def create_app(
             # The last counter changes are written before the store closes.
             await adaptive.close()
             await storage.close()
-            await provider.close()
+            if provider is None:
+                await upstream.close()
 
     app = FastAPI(
         title="LLM cache gateway",

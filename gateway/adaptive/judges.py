@@ -22,7 +22,7 @@ import numpy as np
 
 from gateway.embed.protocol import Embedder
 from gateway.entities.entities import EntityComparator
-from gateway.providers.protocol import Provider
+from gateway.providers.protocol import ChatProvider
 from gateway.review.litellm_reviewer import build_messages, parse_verdict
 
 
@@ -86,7 +86,7 @@ _PROMPT_OVERHEAD_TOKENS = 200
 
 
 class ModelJudge:
-    def __init__(self, provider: Provider, model: str) -> None:
+    def __init__(self, provider: ChatProvider, model: str) -> None:
         self._provider = provider
         self.model = model
         self.name = f"model:{model}"

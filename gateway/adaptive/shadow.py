@@ -39,8 +39,6 @@ from gateway.adaptive.judges import (
 )
 from gateway.adaptive.known_different import is_known_different
 from gateway.adaptive.stats import AdaptiveStats, Scope, scopes_of
-from gateway.cache.protocols import CachedCompletion
-from gateway.cache.vector_index import SemanticEntry
 from gateway.embed.protocol import Embedder
 from gateway.entities.entities import EntityComparator
 from gateway.pipeline.decision import Decision
@@ -48,6 +46,7 @@ from gateway.pipeline.reasons import Layer
 from gateway.pipeline.semantic import StructureGuard, judge_candidate, stored_answer_text
 from gateway.policy.models import AdaptivePolicy, Policy
 from gateway.providers.protocol import Provider
+from gateway.storage.protocols import CachedCompletion, SemanticEntry
 from gateway.telemetry.throttled_log import ThrottledLogger
 
 logger = logging.getLogger(__name__)

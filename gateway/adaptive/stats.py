@@ -25,13 +25,13 @@ import orjson
 
 from gateway.adaptive.buckets import DEFAULT_WIDTH, BucketStats, bucket_of
 from gateway.adaptive.judge_error import JudgeErrorEstimate, JudgeErrors
-from gateway.adaptive.store import AdaptiveCounterStore, Counters
 from gateway.adaptive.threshold import (
     DEFAULT_PRIOR_STRENGTH,
     OperatingPoint,
     bucket_precision,
     choose_threshold,
 )
+from gateway.storage.protocols import AdaptiveCounterStore, Counters
 from gateway.telemetry.throttled_log import ThrottledLogger
 
 logger = logging.getLogger(__name__)

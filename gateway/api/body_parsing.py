@@ -27,6 +27,7 @@ from gateway.api.schemas import (
     too_many_content_parts,
     too_many_messages,
 )
+from gateway.providers.protocol import RequestRules
 from gateway.settings import ServerSettings
 
 # Big bodies are parsed one at a time: a flood of them queues here, behind each other,
@@ -50,17 +51,20 @@ class BodyLimits:
 
 
 class BodyParser:
-    """Built in the app's lifespan (its thread limiter belongs to the running loop)."""
+    """Built in the app's lifespan (its thread limiter belongs to the running loop).
+    `rules`: the provider's (which request parameters it reserves, see `parse_body`)."""
 
-    def __init__(self, limits: BodyLimits) -> None:
+    def __init__(self, limits: BodyLimits, rules: RequestRules) -> None:
         self.limits = limits
+        self._rules = rules
         self._limiter = anyio.CapacityLimiter(_PARSER_THREADS)
 
     async def parse(self, raw: bytes, schema: type[ModelT]) -> tuple[dict[str, Any], ModelT]:
-        return await self._run(functools.partial(parse_body, raw, schema), len(raw))
+        work = functools.partial(parse_body, raw, schema, rules=self._rules)
+        return await self._run(work, len(raw))
 
     async def parse_chat(self, raw: bytes) -> tuple[dict[str, Any], ChatCompletionRequest]:
-        work = functools.partial(_parse_chat, raw, self.limits)
+        work = functools.partial(_parse_chat, raw, self.limits, self._rules)
         return await self._run(work, len(raw))
 
     async def _run(
@@ -71,7 +75,9 @@ class BodyParser:
         return await anyio.to_thread.run_sync(work, limiter=self._limiter)
 
 
-def _parse_chat(raw: bytes, limits: BodyLimits) -> tuple[dict[str, Any], ChatCompletionRequest]:
+def _parse_chat(
+    raw: bytes, limits: BodyLimits, rules: RequestRules
+) -> tuple[dict[str, Any], ChatCompletionRequest]:
     max_messages, max_parts = limits.max_messages, limits.max_content_parts
     if len(raw) > limits.offload_above_bytes and may_exceed(raw, max_messages, max_parts):
         # Likely over a limit: proven by a walk that yields the interpreter lock (the
@@ -84,4 +90,4 @@ def _parse_chat(raw: bytes, limits: BodyLimits) -> tuple[dict[str, Any], ChatCom
     precheck = functools.partial(
         check_chat_counts, max_messages=max_messages, max_content_parts=max_parts
     )
-    return parse_body(raw, ChatCompletionRequest, precheck)
+    return parse_body(raw, ChatCompletionRequest, precheck, rules=rules)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import hashlib
 import re
-import sqlite3
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
@@ -25,7 +24,6 @@ from gateway.api.responses import JSON_MEDIA_TYPE, json_response
 from gateway.api.schemas import load_json_object, parse_body
 from gateway.api.scope import NAMESPACE_HEADER, checked_identifier, memory_user, scope_header
 from gateway.auth import Principal
-from gateway.cache.redis_connection import StoreUnavailable
 from gateway.errors import (
     Forbidden,
     IdempotencyKeyReused,
@@ -37,9 +35,14 @@ from gateway.errors import (
 )
 from gateway.memory.records import MemoryRecord, MemoryScope, parse_time
 from gateway.memory.service import MemoryRefused, MemoryService, NewMemory, WriteOnce
-from gateway.memory.store import AlreadyWritten, QuotaExceeded, RecordedAnswer
 from gateway.policy.models import MemoryPolicy
 from gateway.services import Services
+from gateway.storage.protocols import (
+    AlreadyWritten,
+    QuotaExceeded,
+    RecordedAnswer,
+    StoreUnavailable,
+)
 
 router = APIRouter()
 
@@ -58,8 +61,9 @@ MAX_PAGE_SIZE = 100
 async def _store_errors() -> AsyncIterator[None]:
     try:
         yield
-    except (StoreUnavailable, sqlite3.Error, OSError):
-        # Redis unreachable, or the embedded database closed, locked or out of disk.
+    except StoreUnavailable:
+        # Redis unreachable, or the embedded database closed, locked or out of disk:
+        # each backend reports its own failures as `StoreUnavailable`.
         raise StoreUnavailableError("The memory store is unavailable; retry shortly.") from None
 
 

@@ -3,15 +3,15 @@
 The models check what the gateway relies on and reject wrong types; unknown fields are
 allowed and the original JSON object (not a re-serialisation) is what gets forwarded,
 so parameters the gateway does not know pass through unchanged. Two kinds of field are
-refused even so: litellm's own keyword arguments (`api_base`, `api_key`, `mock_response`,
-`timeout`, ...), which would steer the gateway's provider call rather than the model,
-and values the provider layer cannot take (a content part without a type, `tool_calls`
+refused even so: the parameters the provider's client reserves for itself (litellm's own
+keyword arguments: `api_base`, `api_key`, `mock_response`, `timeout`, ...; the provider
+says which, `RequestRules`), which would steer the gateway's provider call rather than
+the model, and values the provider layer cannot take (a content part without a type, `tool_calls`
 that is not a list), which would otherwise fail there as a 502.
 """
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 from typing import Any, Literal, TypeVar
 
@@ -27,102 +27,19 @@ from pydantic import (
 )
 
 from gateway.errors import InvalidRequest
+from gateway.providers.protocol import RequestRules
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
+
+# The validation context's key for the provider's `RequestRules` (see `parse_body`).
+_RULES = "request_rules"
 
 INT64_MIN = -(2**63)
 INT64_MAX = 2**63 - 1
 
-# Request fields of the OpenAI API that litellm also reads as its own keyword arguments;
-# these stay allowed (and typed below).
-_OPENAI_FIELDS = frozenset({"metadata", "user"})
-# Of those, the ones litellm fails on when null (AttributeError in its Router, a 502
+# OpenAI request fields litellm fails on when null (AttributeError in its Router, a 502
 # here). Null means "not given" in OpenAI's API, so they are left out of what is sent.
 _DROPPED_WHEN_NULL = ("metadata",)
-
-# litellm's keyword arguments that steer the call itself (endpoint, credentials,
-# retries, timeouts, mocks, callbacks, pricing), read from `litellm.completion`'s
-# signature and the Router; `litellm.types.utils.all_litellm_params` adds the rest.
-_LITELLM_KWARGS = frozenset(
-    {
-        "additional_drop_params",
-        "api_base",
-        "api_key",
-        "api_version",
-        "azure_ad_token",
-        "base_url",
-        "cache",
-        "caching",
-        "callbacks",
-        "client",
-        "config",
-        "content_policy_fallbacks",
-        "context_window_fallbacks",
-        "cooldown_time",
-        "custom_llm_provider",
-        "default_fallbacks",
-        "deployment_id",
-        "disable_fallbacks",
-        "drop_params",
-        "engine",
-        "extra_body",
-        "extra_headers",
-        "failure_callback",
-        "fallbacks",
-        "headers",
-        "input_cost_per_token",
-        "max_retries",
-        "model_group",
-        "model_info",
-        "model_list",
-        "num_retries",
-        "organization",
-        "output_cost_per_token",
-        "request_timeout",
-        "shared_session",
-        "specific_deployment",
-        "ssl_verify",
-        "stream_timeout",
-        "success_callback",
-        "timeout",
-    }
-)
-_RESERVED_PREFIXES = ("_", "litellm_", "mock_", "aws_", "azure_", "vertex_")
-# OpenAI's own content part types for user messages, if litellm's list cannot be read.
-_OPENAI_USER_PART_TYPES = ("text", "image_url", "input_audio", "file")
-
-
-@functools.cache
-def _litellm_params() -> frozenset[str]:
-    """litellm's own parameter names; imported on first use, by then loaded already by
-    the provider. The static list above stands alone if litellm moves this one."""
-    try:
-        from litellm.types.utils import all_litellm_params
-    except ImportError:
-        return frozenset()
-    return frozenset(all_litellm_params)
-
-
-@functools.cache
-def user_content_part_types() -> frozenset[str]:
-    """The content part types litellm lets through in a user message (OpenAI's, and the
-    ones it maps for other providers); it refuses any other before calling one."""
-    try:
-        from litellm.types.llms.openai import ValidUserMessageContentTypes
-    except ImportError:
-        return frozenset(_OPENAI_USER_PART_TYPES)
-    return frozenset(ValidUserMessageContentTypes)
-
-
-def reserved_field(name: str) -> bool:
-    """Whether a top-level body field is one of litellm's own keyword arguments: the
-    provider passes body fields to litellm as keyword arguments, so `api_base` would
-    send the deployment's key to any URL, `mock_response` would skip the provider."""
-    if name in _OPENAI_FIELDS:
-        return False
-    return (
-        name in _LITELLM_KWARGS or name.startswith(_RESERVED_PREFIXES) or name in _litellm_params()
-    )
 
 
 class _OpenBody(BaseModel):
@@ -163,12 +80,14 @@ def _part_problem(kind: str, part: dict[str, Any]) -> str | None:
     return None
 
 
-def _check_parts(parts: list[dict[str, Any]], user: bool) -> None:
+def _check_parts(parts: list[dict[str, Any]], user_part_types: frozenset[str] | None) -> None:
+    """`user_part_types`: the types allowed in a user message's parts (None: not a user
+    message, any type)."""
     for index, part in enumerate(parts):
         kind = part.get("type")
         if not isinstance(kind, str):
             raise ValueError(f"content part {index} needs a string 'type'")
-        if user and kind not in user_content_part_types():
+        if user_part_types is not None and kind not in user_part_types:
             raise ValueError(f"content part {index} has an unknown type")
         problem = _part_problem(kind, part)
         if problem is not None:
@@ -188,7 +107,10 @@ class ChatMessage(_OpenBody):
         cls, value: str | list[dict[str, Any]] | None, info: ValidationInfo
     ) -> str | list[dict[str, Any]] | None:
         if isinstance(value, list):
-            _check_parts(value, user=info.data.get("role") == "user")
+            # Validated outside `parse_body` (no rules): only the parts' own shape.
+            rules: RequestRules | None = (info.context or {}).get(_RULES)
+            user = info.data.get("role") == "user"
+            _check_parts(value, rules.user_content_part_types() if user and rules else None)
         return value
 
     @model_validator(mode="after")
@@ -317,21 +239,26 @@ def parse_body(
     raw: bytes,
     schema: type[ModelT],
     precheck: Callable[[dict[str, Any]], None] | None = None,
+    *,
+    rules: RequestRules | None = None,
 ) -> tuple[dict[str, Any], ModelT]:
     """Validate `raw` against `schema`; return the original object and the model.
-    `precheck` sees the parsed object first and may refuse it (raise InvalidRequest)."""
+    `precheck` sees the parsed object first and may refuse it (raise InvalidRequest).
+    `rules`: the provider's, required for the OpenAI bodies (what is forwarded)."""
+    if issubclass(schema, _OpenBody) and rules is None:
+        raise TypeError(f"parsing {schema.__name__} needs the provider's RequestRules")
     # The client's object exactly as sent, parsed first: what pydantic's parser accepts
     # but orjson refuses (NaN, Infinity, 1e400) must be a 400, not a failure later.
     body = load_json_object(raw)
     if precheck is not None:
         precheck(body)
     try:
-        model = schema.model_validate_json(raw)
+        model = schema.model_validate_json(raw, context={_RULES: rules})
     except ValidationError as exc:
         raise _invalid(exc) from None
-    if isinstance(model, _OpenBody):
+    if rules is not None and isinstance(model, _OpenBody):
         for name in body:
-            if reserved_field(name):
+            if rules.reserved_parameter(name):
                 raise InvalidRequest(
                     f"'{name}' is a setting of the gateway's provider client, not a request "
                     "parameter; it cannot be set by a request.",

@@ -1,7 +1,8 @@
 """Embedders served by any model the provider knows (OpenAI, Azure, Ollama, vLLM, ...).
 
-The request goes through the gateway's own `Provider` (litellm router: retries, fallbacks
-and error mapping included) with the OpenAI embeddings request and response shapes.
+The request goes through the gateway's own `EmbeddingProvider` (litellm router: retries,
+fallbacks and error mapping included) with the OpenAI embeddings request and response
+shapes.
 
 Calibration: a hosted model's raw cosine lives on its own scale (some models put nearly
 every pair above 0.9). Without a fitted calibration the raw cosine is used as-is
@@ -20,7 +21,7 @@ import numpy as np
 from gateway.embed.calibration import Calibration
 from gateway.embed.protocol import Vectors
 from gateway.embed.vectors import l2_normalise
-from gateway.providers.protocol import Provider
+from gateway.providers.protocol import EmbeddingProvider
 
 
 class EmbeddingResponseError(RuntimeError):
@@ -28,7 +29,7 @@ class EmbeddingResponseError(RuntimeError):
 
 
 class LiteLLMEmbedder:
-    """`Embedder` over `Provider.embed`.
+    """`Embedder` over `EmbeddingProvider.embed`.
 
     `dimensions` is 0 until the first response unless given; `warm_up()` makes one call so
     that it is known before the vector index (whose name carries it) is opened.
@@ -36,7 +37,7 @@ class LiteLLMEmbedder:
 
     def __init__(
         self,
-        provider: Provider,
+        provider: EmbeddingProvider,
         model: str,
         name: str | None = None,
         calibration: Calibration | None = None,

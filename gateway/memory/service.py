@@ -24,17 +24,17 @@ from gateway.memory.records import (
 )
 from gateway.memory.retrieval import RankMode, ScopeIndex, ScoredMemory, TermCache, rank
 from gateway.memory.session import SessionTurn, merge_turn
-from gateway.memory.store import (
+from gateway.memory.text import dedup_key
+from gateway.policy.models import MemoryPolicy
+from gateway.storage.protocols import (
     IdempotentWrite,
     MemoryStore,
     RecordedAnswer,
     SessionItem,
     SessionStore,
     UserQuota,
-    check_quota,
 )
-from gateway.memory.text import dedup_key
-from gateway.policy.models import MemoryPolicy
+from gateway.storage.quota import check_quota
 from gateway.telemetry.throttled_log import ThrottledLogger
 
 logger = logging.getLogger(__name__)

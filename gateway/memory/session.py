@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from gateway.memory.retrieval import ScoredMemory
-from gateway.memory.store import SessionItem
 from gateway.memory.text import dedup_key
 from gateway.policy.models import SessionMemoryPolicy
+from gateway.storage.protocols import SessionItem
 
 
 class Origin(StrEnum):

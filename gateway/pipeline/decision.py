@@ -9,7 +9,6 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from gateway.cache.protocols import CachedCompletion
 from gateway.pipeline.reasons import Layer, Reason
 from gateway.pipeline.request import ChatRequest
 from gateway.pipeline.values import (
@@ -24,6 +23,7 @@ from gateway.pipeline.values import (
     Verdict,
 )
 from gateway.providers.protocol import UpstreamReport
+from gateway.storage.protocols import CachedCompletion
 from gateway.telemetry.records import DecisionRecord
 
 

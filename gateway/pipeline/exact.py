@@ -6,9 +6,9 @@ import logging
 import time
 from typing import Any
 
-from gateway.cache.protocols import CachedCompletion, ExactCache
 from gateway.pipeline.cache_controls import entry_ttl_seconds
 from gateway.pipeline.request import ChatRequest
+from gateway.storage.protocols import CachedCompletion, ExactCache
 from gateway.telemetry.throttled_log import ThrottledLogger
 
 logger = logging.getLogger(__name__)

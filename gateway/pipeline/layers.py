@@ -14,7 +14,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from gateway.cache.protocols import CachedCompletion
 from gateway.errors import StoreUnavailableError
 from gateway.pipeline.exact import ExactCacheStage
 from gateway.pipeline.reasons import Layer, Reason
@@ -23,6 +22,7 @@ from gateway.pipeline.semantic import SemanticCacheStage
 from gateway.pipeline.serve_check import why_not_servable
 from gateway.pipeline.values import Hit, Lookup, Miss, QueryEmbedding, Timings
 from gateway.policy.models import FailureMode, FailurePolicy
+from gateway.storage.protocols import CachedCompletion
 
 # (store, operation): counts a failed store operation (metrics).
 StoreFailureHook = Callable[[str, str], None]

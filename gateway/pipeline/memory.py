@@ -23,12 +23,12 @@ from gateway.memory.records import MemoryScope
 from gateway.memory.retrieval import ScopeIndex, ScoredMemory
 from gateway.memory.service import MemoryService, NewMemory
 from gateway.memory.session import MemoryCandidate, from_retrieval
-from gateway.memory.store import QuotaExceeded
 from gateway.memory.text import dedup_key
 from gateway.memory.tokens import Tokenizers
 from gateway.pipeline.request import ChatRequest
 from gateway.pipeline.values import MemoryInjection, QueryEmbedding, Timings
 from gateway.policy.models import MemoryPolicy
+from gateway.storage.protocols import QuotaExceeded
 from gateway.telemetry.throttled_log import ThrottledLogger
 
 logger = logging.getLogger(__name__)

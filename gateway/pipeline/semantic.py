@@ -32,8 +32,6 @@ import orjson
 
 from gateway.adaptive.known_different import is_known_different
 from gateway.adaptive.serving import AdaptiveServing
-from gateway.cache.protocols import CachedCompletion
-from gateway.cache.vector_index import SemanticEntry, VectorIndex
 from gateway.embed.protocol import Embedder
 from gateway.entities.entities import EntityComparator
 from gateway.nlp import detect_language
@@ -51,6 +49,7 @@ from gateway.pipeline.values import (
 )
 from gateway.policy.models import SemanticCachePolicy
 from gateway.review.protocol import Reviewer, ReviewVerdict
+from gateway.storage.protocols import CachedCompletion, SemanticEntry, VectorIndex
 from gateway.telemetry.throttled_log import ThrottledLogger
 from gateway.turn import ask_length
 

@@ -22,8 +22,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from gateway.cache.locks import Lock
-from gateway.cache.protocols import ExactCache
+from gateway.storage.protocols import ExactCache, Lock
 from gateway.telemetry.throttled_log import ThrottledLogger
 
 logger = logging.getLogger(__name__)

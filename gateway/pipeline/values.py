@@ -16,9 +16,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from gateway.cache.protocols import CachedCompletion
-from gateway.cache.vector_index import SemanticEntry
 from gateway.pipeline.reasons import Layer, Reason
+from gateway.storage.protocols import CachedCompletion, SemanticEntry
 
 
 @dataclass(frozen=True, slots=True)

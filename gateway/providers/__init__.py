@@ -1,1 +1,2 @@
-"""Upstream providers. `litellm_provider` is the only module that imports litellm."""
+"""Upstream providers: the protocols (`protocol.py`) and litellm's implementation
+(`litellm_provider.py` and `litellm_params.py`, the only modules that import litellm)."""

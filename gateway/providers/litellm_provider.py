@@ -1,5 +1,7 @@
 """The gateway's only door to litellm: `litellm.acompletion` / `aembedding`, with the
-deployment picked, retried and fallen back by `DeploymentRouter` (routing.py).
+deployment picked, retried and fallen back by `DeploymentRouter` (routing.py); and what
+the app asks of it (warm-up, context windows and prices from litellm's bundled model
+map, the request parameters litellm reserves: `litellm_params.py`).
 
 litellm is imported inside `LiteLLMProvider.create` (called from the app's lifespan),
 never at module import: importing it costs seconds and, unless told otherwise, fetches a
@@ -17,6 +19,10 @@ from typing import Any
 
 from gateway.errors import InvalidRequest, UpstreamError
 from gateway.providers.headers import SHOULD_RETRY_HEADER, passthrough_headers
+from gateway.providers.litellm_params import (
+    litellm_reserved_parameter,
+    litellm_user_content_part_types,
+)
 from gateway.providers.protocol import UpstreamReport
 from gateway.providers.routing import (
     Call,
@@ -246,6 +252,18 @@ class LiteLLMProvider:
             await self._completion(**_WARM_UP_CALL)
         except Exception as exc:  # never worth failing start-up over
             logger.warning("litellm warm-up failed (%s)", type(exc).__name__)
+
+    def reserved_parameter(self, name: str) -> bool:
+        return litellm_reserved_parameter(name)
+
+    def user_content_part_types(self) -> frozenset[str]:
+        return litellm_user_content_part_types()
+
+    def context_window(self, model: str) -> int | None:
+        return litellm_context_window(model)
+
+    def cost_usd(self, model: str, prompt_tokens: int, completion_tokens: int) -> float:
+        return litellm_cost_usd(model, prompt_tokens, completion_tokens)
 
     @staticmethod
     def _split(body: dict[str, Any]) -> tuple[str, dict[str, Any]]:

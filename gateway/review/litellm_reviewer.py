@@ -25,7 +25,7 @@ import re
 from typing import Any
 
 from gateway.errors import GatewayError
-from gateway.providers.protocol import Provider
+from gateway.providers.protocol import ChatProvider
 from gateway.review.errors import ReviewError
 from gateway.review.protocol import ReviewVerdict
 
@@ -131,7 +131,7 @@ def _answer_text(response: dict[str, Any]) -> str:
 class LiteLLMReviewer:
     """`Reviewer` that asks `model` through the gateway's provider."""
 
-    def __init__(self, provider: Provider, model: str) -> None:
+    def __init__(self, provider: ChatProvider, model: str) -> None:
         self._provider = provider
         self.model = model
         self.name = f"litellm:{model}"

@@ -8,7 +8,7 @@ fake class of its own.
 - `TableEmbedder` (`gateway.embed.protocol.Embedder`): vectors from a table; a text not
   in it gets an axis of its own, so two different unknown texts are orthogonal;
 - `StaticReviewer` (`gateway.review.protocol.Reviewer`): one fixed verdict, or an error;
-- `MemoryExactCache` (`gateway.cache.protocols.ExactCache`): a dict with the TTL, replace
+- `MemoryExactCache` (`gateway.storage.protocols.ExactCache`): a dict with the TTL, replace
   and purge semantics of the real stores, on an injectable clock, with a fault switch;
 - `MemoryCounterStore` (`gateway.adaptive.store.AdaptiveCounterStore`): the adaptive
   statistics' counters in a dict, added up as Redis and SQLite do, with a fault switch.
@@ -25,11 +25,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from gateway.adaptive.store import Counters
-from gateway.cache.protocols import CachedCompletion
 from gateway.cache.purge import PurgeFilter
 from gateway.embed.protocol import Vectors
 from gateway.review.protocol import ReviewVerdict
+from gateway.storage.protocols import CachedCompletion, Counters
 
 
 def _exact(text: str) -> str:

@@ -140,7 +140,9 @@ class PairImporter:
     async def import_pair(self, pair: RecordedPair, line_number: int) -> str | None:
         """None when stored; else the reason code it was refused with."""
         try:
-            body, parsed = parse_body(orjson.dumps(pair.body), ChatCompletionRequest)
+            body, parsed = parse_body(
+                orjson.dumps(pair.body), ChatCompletionRequest, rules=self._provider
+            )
             user = body.get("user")
             if isinstance(user, str) and user:
                 checked_identifier(user, "user")

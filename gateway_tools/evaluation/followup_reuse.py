@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 from gateway.auth import Principal
-from gateway.cache.vector_index import EmbeddedVectorIndex
 from gateway.embed.protocol import Embedder
 from gateway.entities.entities import EntityComparator
 from gateway.pipeline.request import ChatRequest
@@ -24,6 +23,7 @@ from gateway.pipeline.semantic import SemanticCacheStage, StructureGuard
 from gateway.pipeline.values import Hit, Timings
 from gateway.policy.models import Policy
 from gateway.review.protocol import Reviewer
+from gateway.storage.embedded.vectors import EmbeddedVectorIndex
 
 
 def _records(data_dir: Path) -> list[dict[str, str]]:

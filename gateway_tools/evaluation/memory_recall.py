@@ -29,7 +29,6 @@ from typing import Any
 import numpy as np
 
 from gateway.embed.protocol import Embedder, Vectors
-from gateway.memory.embedded_store import open_embedded_memory
 from gateway.memory.inject import Counter, build_block
 from gateway.memory.records import MemoryRecord, MemoryScope
 from gateway.memory.retrieval import RankMode, ScopeIndex
@@ -37,6 +36,7 @@ from gateway.memory.service import MemoryService, NewMemory
 from gateway.memory.session import from_retrieval
 from gateway.memory.text import dedup_key
 from gateway.policy.models import MemoryPolicy
+from gateway.storage.embedded.memory import open_embedded_memory
 
 LOCOMO_FILE = Path("memory") / "locomo_conv0-4.json"
 # LoCoMo's own category numbers (snap-research/LoCoMo).

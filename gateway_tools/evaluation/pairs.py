@@ -32,13 +32,14 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
-from gateway.cache.vector_index import EmbeddedVectorIndex, SemanticEntry
 from gateway.embed.protocol import Embedder
 from gateway.entities.entities import EntityComparator
 from gateway.nlp import detect_language
 from gateway.pipeline.semantic import StructureGuard, judge_candidate
 from gateway.policy.models import SemanticCachePolicy
 from gateway.review.protocol import Reviewer
+from gateway.storage.embedded.vectors import EmbeddedVectorIndex
+from gateway.storage.protocols import SemanticEntry
 from gateway.turn import ask_length, split_turn
 
 

@@ -20,7 +20,6 @@ from typing import Any
 import orjson
 
 from gateway.auth import Principal
-from gateway.cache.vector_index import EmbeddedVectorIndex
 from gateway.embed.protocol import Embedder
 from gateway.entities.entities import EntityComparator
 from gateway.pipeline.request import ChatRequest
@@ -28,6 +27,7 @@ from gateway.pipeline.semantic import SemanticCacheStage, StructureGuard
 from gateway.pipeline.values import Hit, Timings
 from gateway.policy.models import Policy
 from gateway.review.protocol import Reviewer
+from gateway.storage.embedded.vectors import EmbeddedVectorIndex
 
 # Every `structural*.jsonl` there: `structural.jsonl` (written with the splitter) and
 # `structural_b.jsonl` (written apart from it, first measured as a held-out set).

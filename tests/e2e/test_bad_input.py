@@ -986,7 +986,7 @@ def test_an_unexpected_exception_is_a_500_envelope_with_the_request_id(
     the envelope and its request id, the connection and the server survive, and the
     exception's text (which may quote the request) is neither answered nor logged."""
 
-    def broken(raw: bytes, schema: Any, *precheck: Any) -> Any:
+    def broken(raw: bytes, schema: Any, *precheck: Any, **rules: Any) -> Any:
         raise RuntimeError("secret prompt text sk-upstream-secret-123456")
 
     monkeypatch.setattr("gateway.api.body_parsing.parse_body", broken)

@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator, Iterator
 
 import pytest
 
-from gateway.cache.redis_connection import RedisConnection
+from gateway.storage.redis.connection import RedisConnection
 from gateway.testing.redis_server import RedisServer
 
 

@@ -9,8 +9,10 @@ from pathlib import Path
 import pytest
 
 from gateway.adaptive.stats import AdaptiveStats, Scope
-from gateway.adaptive.store import AdaptiveCounterStore, RedisAdaptiveStore, SQLiteAdaptiveStore
-from gateway.cache.redis_backend import RedisBackend
+from gateway.storage.embedded.adaptive import SQLiteAdaptiveStore
+from gateway.storage.protocols import AdaptiveCounterStore
+from gateway.storage.redis.adaptive import RedisAdaptiveStore
+from gateway.storage.redis.backend import RedisBackend
 from gateway.testing.redis_server import RedisServer
 
 Opener = Callable[[], Awaitable[AdaptiveCounterStore]]

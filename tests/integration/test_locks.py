@@ -7,8 +7,10 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from gateway.cache.locks import InProcessLock, Lock, RedisLock
-from gateway.cache.redis_connection import RedisConnection
+from gateway.storage.embedded.lock import InProcessLock
+from gateway.storage.protocols import Lock
+from gateway.storage.redis.connection import RedisConnection
+from gateway.storage.redis.lock import RedisLock
 
 
 @pytest.fixture(params=["in_process", "redis"])

@@ -12,13 +12,11 @@ import numpy as np
 import orjson
 import pytest
 
-from gateway.cache.redis_backend import RedisBackend
-from gateway.cache.redis_connection import StoreUnavailable
-from gateway.memory.embedded_store import open_embedded_memory
 from gateway.memory.records import MemoryRecord, MemoryScope
-from gateway.memory.redis_store import RedisMemoryStore, RedisSessionStore
 from gateway.memory.service import MemoryService, NewMemory, WriteOnce
-from gateway.memory.store import (
+from gateway.policy.models import Policy
+from gateway.storage.embedded.memory import open_embedded_memory
+from gateway.storage.protocols import (
     AlreadyWritten,
     IdempotentWrite,
     MemoryStore,
@@ -26,9 +24,12 @@ from gateway.memory.store import (
     RecordedAnswer,
     SessionItem,
     SessionStore,
+    StoreUnavailable,
     UserQuota,
 )
-from gateway.policy.models import Policy
+from gateway.storage.redis.backend import RedisBackend
+from gateway.storage.redis.memory import RedisMemoryStore
+from gateway.storage.redis.sessions import RedisSessionStore
 from gateway.testing.redis_server import RedisServer
 from tests.unit.memory.fakes import TableEmbedder
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import asyncio
 import time
 
-from gateway.cache.protocols import CachedCompletion
-from gateway.cache.redis_connection import RedisConnection
-from gateway.cache.redis_exact import RedisExactCache
+from gateway.storage.protocols import CachedCompletion
+from gateway.storage.redis.connection import RedisConnection
+from gateway.storage.redis.exact import RedisExactCache
 
 
 def _entry(text: str = "héllo 你好") -> CachedCompletion:

@@ -14,13 +14,13 @@ import pytest
 import redis
 from redis.asyncio import Redis
 
-from gateway.cache.locks import RedisLock
-from gateway.cache.protocols import CachedCompletion
-from gateway.cache.redis_backend import RedisBackend
-from gateway.cache.redis_connection import RedisConnection, RedisSearchMissing, StoreUnavailable
-from gateway.cache.redis_exact import RedisExactCache
-from gateway.cache.redis_vectors import RedisVectorIndex
-from gateway.cache.vector_index import SemanticEntry, index_name_for
+from gateway.storage.index_name import index_name_for
+from gateway.storage.protocols import CachedCompletion, SemanticEntry, StoreUnavailable
+from gateway.storage.redis.backend import RedisBackend
+from gateway.storage.redis.connection import RedisConnection, RedisSearchMissing
+from gateway.storage.redis.exact import RedisExactCache
+from gateway.storage.redis.lock import RedisLock
+from gateway.storage.redis.vectors import RedisVectorIndex
 from gateway.testing.redis_server import RedisServer, redis_binaries
 from gateway.testing.threaded_server import free_port
 
@@ -157,7 +157,7 @@ async def test_back_off_doubles_and_logs_without_the_password(
     now = [0.0]
     port = free_port()  # nothing listens there
     connection = RedisConnection(f"redis://user:s3cret-pw@127.0.0.1:{port}/0", clock=lambda: now[0])
-    caplog.set_level(logging.INFO, logger="gateway.cache.redis_connection")
+    caplog.set_level(logging.INFO, logger="gateway.storage.redis.connection")
     try:
         with pytest.raises(StoreUnavailable):
             await connection.run(lambda client: client.ping())

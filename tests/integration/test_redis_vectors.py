@@ -8,10 +8,11 @@ import time
 import numpy as np
 import pytest
 
-from gateway.cache.redis_backend import RedisBackend
-from gateway.cache.redis_connection import RedisConnection
-from gateway.cache.redis_vectors import RedisVectorIndex
-from gateway.cache.vector_index import SemanticEntry, index_name_for
+from gateway.storage.index_name import index_name_for
+from gateway.storage.protocols import SemanticEntry
+from gateway.storage.redis.backend import RedisBackend
+from gateway.storage.redis.connection import RedisConnection
+from gateway.storage.redis.vectors import RedisVectorIndex
 from gateway.testing.redis_server import RedisServer
 
 DIMS = 4

@@ -8,7 +8,6 @@ from typing import Any
 import pytest
 
 from gateway.auth import Principal
-from gateway.cache.protocols import CachedCompletion
 from gateway.classify.classifier import Classification, NonCacheableClass
 from gateway.errors import StoreUnavailableError, UpstreamError
 from gateway.pipeline.cache_controls import CacheControl
@@ -20,6 +19,7 @@ from gateway.pipeline.request import ChatRequest
 from gateway.pipeline.runner import ChatPipeline, CompletionOutcome, StreamOutcome
 from gateway.policy.models import Policy
 from gateway.providers.protocol import UpstreamReport
+from gateway.storage.protocols import CachedCompletion
 from gateway.telemetry.records import DecisionRecord
 
 

@@ -14,7 +14,6 @@ import numpy.typing as npt
 import pytest
 
 from gateway.auth import Principal
-from gateway.cache.vector_index import SemanticEntry
 from gateway.entities.entities import EntityVerdict, Mismatch
 from gateway.pipeline.reasons import Layer, Reason
 from gateway.pipeline.request import ChatRequest
@@ -22,6 +21,7 @@ from gateway.pipeline.semantic import SemanticCacheStage
 from gateway.pipeline.values import Hit, Lookup, Timings
 from gateway.policy.models import Policy
 from gateway.review.protocol import ReviewVerdict
+from gateway.storage.protocols import SemanticEntry
 
 # The default policy serves at its target precision and has no review band; these tests
 # exercise the band, so they open one (the scripted embedder's scale is the identity).

@@ -7,12 +7,12 @@ import asyncio
 import time
 from typing import Any
 
-from gateway.cache.locks import InProcessLock
-from gateway.cache.protocols import CachedCompletion
 from gateway.pipeline.exact import ExactCacheStage
 from gateway.pipeline.runner import ChatPipeline, CompletionOutcome
 from gateway.pipeline.single_flight import SingleFlight
 from gateway.providers.protocol import UpstreamReport
+from gateway.storage.embedded.lock import InProcessLock
+from gateway.storage.protocols import CachedCompletion
 from tests.unit.test_pipeline import MemoryCache, ScriptedProvider, _context
 
 ANSWER = {"choices": [{"message": {"content": "shared"}}]}

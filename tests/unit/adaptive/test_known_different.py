@@ -12,11 +12,11 @@ import pytest
 from gateway.adaptive.judge_error import JudgeErrorEstimate, JudgeErrors, wilson_upper_bound
 from gateway.adaptive.known_different import HARD_MISMATCH_KINDS, is_known_different
 from gateway.adaptive.stats import AdaptiveStats, Scope
-from gateway.cache.vector_index import SemanticEntry
 from gateway.entities.entities import EntityVerdict, Mismatch
 from gateway.pipeline.decision import Decision
 from gateway.pipeline.reasons import Layer, Reason
 from gateway.pipeline.values import MemoryInjection, QueryEmbedding, SemanticDiagnostics
+from gateway.storage.protocols import SemanticEntry
 from gateway.testing.fakes import MemoryCounterStore as MemoryStore
 from tests.unit.adaptive.test_shadow import (
     JudgeProvider,

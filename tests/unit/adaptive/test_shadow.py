@@ -15,14 +15,13 @@ import pytest
 from gateway.adaptive.shadow import ShadowVerifier
 from gateway.adaptive.stats import AdaptiveStats, Scope
 from gateway.auth import Principal
-from gateway.cache.protocols import CachedCompletion
-from gateway.cache.vector_index import SemanticEntry
 from gateway.pipeline.decision import Decision
 from gateway.pipeline.reasons import Layer, Reason
 from gateway.pipeline.request import ChatRequest
 from gateway.pipeline.values import MemoryInjection, QueryEmbedding, SemanticDiagnostics
 from gateway.policy.models import Policy
 from gateway.providers.protocol import UpstreamReport
+from gateway.storage.protocols import CachedCompletion, SemanticEntry
 from gateway.testing.fakes import MemoryCounterStore, TableEmbedder
 from tests.unit.test_semantic_stage import StubComparator
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from gateway.adaptive.serving import AdaptiveServing
 from gateway.adaptive.stats import AdaptiveStats, Scope, scopes_of
-from gateway.adaptive.store import Counters
 from gateway.policy.models import SemanticCachePolicy
+from gateway.storage.protocols import Counters
 from gateway.testing.fakes import MemoryCounterStore
 
 ADAPT = SemanticCachePolicy.model_validate({"adaptive": {"mode": "adapt", "floor": 0.8}})

@@ -13,8 +13,13 @@ from pydantic import BaseModel, field_validator
 
 from gateway.api.body_parsing import BodyLimits, BodyParser
 from gateway.errors import InvalidRequest
+from gateway.testing.fake_provider import FakeProvider
 
 LIMITS = BodyLimits(max_messages=100, max_content_parts=40, offload_above_bytes=4096)
+
+
+def _parser() -> BodyParser:
+    return BodyParser(LIMITS, FakeProvider())
 
 
 def _chat(messages: list[Any]) -> bytes:
@@ -26,15 +31,13 @@ def _run(coroutine: Any) -> Any:
 
 
 def test_messages_up_to_the_limit_are_accepted() -> None:
-    body, parsed = _run(
-        BodyParser(LIMITS).parse_chat(_chat([{"role": "user", "content": "hi"}] * 100))
-    )
+    body, parsed = _run(_parser().parse_chat(_chat([{"role": "user", "content": "hi"}] * 100)))
     assert len(parsed.messages) == 100 and len(body["messages"]) == 100
 
 
 def test_more_messages_than_the_limit_are_a_400_naming_messages() -> None:
     with pytest.raises(InvalidRequest) as refused:
-        _run(BodyParser(LIMITS).parse_chat(_chat([{"role": "user", "content": "hi"}] * 101)))
+        _run(_parser().parse_chat(_chat([{"role": "user", "content": "hi"}] * 101)))
     assert refused.value.status_code == 400
     assert refused.value.param == "messages"
     assert refused.value.code == "array_above_max_length"
@@ -44,11 +47,9 @@ def test_more_messages_than_the_limit_are_a_400_naming_messages() -> None:
 def test_more_content_parts_in_all_than_the_limit_are_a_400() -> None:
     parts = [{"type": "text", "text": "a"}] * 10
     within = [{"role": "user", "content": parts}] * 4  # 40 parts
-    _run(BodyParser(LIMITS).parse_chat(_chat(within)))
+    _run(_parser().parse_chat(_chat(within)))
     with pytest.raises(InvalidRequest) as refused:
-        _run(
-            BodyParser(LIMITS).parse_chat(_chat([*within, {"role": "user", "content": parts[:1]}]))
-        )
+        _run(_parser().parse_chat(_chat([*within, {"role": "user", "content": parts[:1]}])))
     assert refused.value.param == "messages"
     assert refused.value.code == "array_above_max_length"
 
@@ -57,10 +58,10 @@ def test_counts_are_checked_before_any_message_is_validated() -> None:
     """Too many messages, each of them invalid: the count is what the client hears (the
     per-message validation, the costly part, never ran)."""
     with pytest.raises(InvalidRequest) as refused:
-        _run(BodyParser(LIMITS).parse_chat(_chat([{"role": "wizard"}] * 101)))
+        _run(_parser().parse_chat(_chat([{"role": "wizard"}] * 101)))
     assert refused.value.code == "array_above_max_length"
     with pytest.raises(InvalidRequest) as invalid:
-        _run(BodyParser(LIMITS).parse_chat(_chat([{"role": "wizard"}] * 100)))
+        _run(_parser().parse_chat(_chat([{"role": "wizard"}] * 100)))
     assert invalid.value.param == "messages.0.role"
 
 
@@ -91,7 +92,7 @@ def test_bodies_above_the_threshold_are_validated_in_a_worker_thread(
     _SEEN_THREADS.clear()
 
     async def parse() -> tuple[int, _ThreadProbe]:
-        _, model = await BodyParser(LIMITS).parse(raw, _ThreadProbe)
+        _, model = await _parser().parse(raw, _ThreadProbe)
         return threading.get_ident(), model
 
     loop_thread, model = _run(parse())
@@ -115,7 +116,7 @@ def test_the_loop_serves_others_while_a_large_body_is_validated() -> None:
             return value
 
     async def scenario() -> str:
-        parser = BodyParser(LIMITS)
+        parser = _parser()
         parsing = asyncio.create_task(parser.parse(orjson.dumps({"text": "y" * 10_000}), Blocking))
         await asyncio.sleep(0)  # the parse has started
         release.set()  # only possible if the loop is free while it validates

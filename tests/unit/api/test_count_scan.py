@@ -13,6 +13,7 @@ import pytest
 from gateway.api.body_parsing import BodyLimits, BodyParser
 from gateway.api.count_scan import count_literal, exceeded_limit, may_exceed
 from gateway.errors import InvalidRequest
+from gateway.testing.fake_provider import FakeProvider
 
 TRICKY_TEXTS = (
     "plain",
@@ -126,6 +127,6 @@ def test_the_parser_refuses_an_oversized_body_from_the_walk_alone() -> None:
         + ", {{{"
     ).encode()
     with pytest.raises(InvalidRequest) as refused:
-        asyncio.run(BodyParser(limits).parse_chat(raw))
+        asyncio.run(BodyParser(limits, FakeProvider()).parse_chat(raw))
     assert refused.value.code == "array_above_max_length"
     assert refused.value.param == "messages"

@@ -10,16 +10,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gateway.cache.embedded import SQLiteDatabase, SQLiteExactCache
 from gateway.cache.eviction import CapacityLedger, EvictionReason, capacity_snapshot
 from gateway.cache.limits import CapacitySettings, StoreLimits
-from gateway.cache.protocols import CachedCompletion
 from gateway.cache.sweeper import start_sweeper, stop_sweeper
-from gateway.cache.vector_index import EmbeddedVectorIndex, SemanticEntry
-from gateway.memory.embedded_store import open_embedded_memory
-from gateway.memory.store import SessionItem
 from gateway.pipeline.namespaces import NamespaceLimiter
 from gateway.settings import ConfigError, parse_config
+from gateway.storage.embedded.database import SQLiteDatabase
+from gateway.storage.embedded.exact import SQLiteExactCache
+from gateway.storage.embedded.memory import open_embedded_memory
+from gateway.storage.embedded.vectors import EmbeddedVectorIndex
+from gateway.storage.protocols import CachedCompletion, SemanticEntry, SessionItem
 
 DIM = 8
 
@@ -51,7 +51,7 @@ def for_tenant(tenant: str, text: str) -> CachedCompletion:
 
 async def open_exact(tmp_path: Path, limits: StoreLimits, ledger: CapacityLedger, clock: Clock):
     database = SQLiteDatabase(tmp_path / "gateway.sqlite3")
-    from gateway.cache.embedded import (
+    from gateway.storage.embedded.exact import (
         EXACT_CACHE_INDEXES,
         EXACT_CACHE_MIGRATIONS,
         EXACT_CACHE_SCHEMA,

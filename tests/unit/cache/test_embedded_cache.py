@@ -2,8 +2,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gateway.cache.embedded import EXACT_CACHE_SCHEMA, SQLiteDatabase, SQLiteExactCache
-from gateway.cache.protocols import CachedCompletion
+from gateway.storage.embedded.database import SQLiteDatabase
+from gateway.storage.embedded.exact import EXACT_CACHE_SCHEMA, SQLiteExactCache
+from gateway.storage.protocols import CachedCompletion
 
 ENTRY = CachedCompletion(
     completion={"choices": [{"message": {"content": "hi"}}]},

@@ -5,12 +5,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gateway.cache.vector_index import (
-    EmbeddedVectorIndex,
-    SemanticEntry,
-    VectorIndex,
-    index_name_for,
-)
+from gateway.storage.embedded.vectors import EmbeddedVectorIndex
+from gateway.storage.index_name import index_name_for
+from gateway.storage.protocols import SemanticEntry, VectorIndex
 
 DIM = 8
 

@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator
 from typing import Any
 
 import numpy as np
@@ -9,53 +8,36 @@ import pytest
 from gateway.embed.calibration import Calibration
 from gateway.embed.litellm_embedder import EmbeddingResponseError, LiteLLMEmbedder
 from gateway.embed.protocol import Embedder
+from gateway.testing.fake_provider import FakeProvider, VectorFor
 
 
-class FakeProvider:
-    """A `Provider` whose embed answers in OpenAI's shape, items listed in reverse."""
-
-    def __init__(self, dimensions: int = 3, response: dict[str, Any] | None = None) -> None:
-        self.dimensions = dimensions
-        self.response = response
-        self.calls: list[dict[str, Any]] = []
-
-    def has_model(self, model: str) -> bool:
-        return model == "emb"
-
-    async def complete(self, body: dict[str, Any]) -> dict[str, Any]:
-        raise NotImplementedError
-
-    async def stream(self, body: dict[str, Any]) -> AsyncGenerator[dict[str, Any], None]:
-        raise NotImplementedError
-        yield {}
-
-    async def embed(self, body: dict[str, Any]) -> dict[str, Any]:
-        self.calls.append(body)
-        if self.response is not None:
-            return self.response
-        data = [
-            {"object": "embedding", "index": i, "embedding": self._vector(text)}
-            for i, text in enumerate(body["input"])
-        ]
-        return {"object": "list", "model": body["model"], "data": data[::-1]}
-
-    def _vector(self, text: str) -> list[float]:
-        vector = [0.0] * self.dimensions
-        vector[len(text) % self.dimensions] = 3.0  # unnormalised on purpose
+def _vector(dimensions: int) -> VectorFor:
+    def vector(text: str) -> list[float]:
+        vector = [0.0] * dimensions
+        vector[len(text) % dimensions] = 3.0  # unnormalised on purpose
         vector[0] += 4.0
         return vector
 
-    async def close(self) -> None:
-        return None
+    return vector
+
+
+def embedding_fake(dimensions: int = 3, response: dict[str, Any] | None = None) -> FakeProvider:
+    """Knows the model "emb"; answers in OpenAI's shape, items listed in reverse."""
+    return FakeProvider(
+        models={"emb"},
+        vector_for=_vector(dimensions),
+        embedding_order="reversed",
+        embed_response=response,
+    )
 
 
 async def test_embeds_in_request_order_normalised_and_learns_dimensions() -> None:
-    provider = FakeProvider(dimensions=4)
+    provider = embedding_fake(dimensions=4)
     embedder = LiteLLMEmbedder(provider, "emb")
     assert embedder.name == "litellm:emb"
     assert embedder.dimensions == 0
     vectors = await embedder.embed(["a", "bb"])
-    assert provider.calls == [{"model": "emb", "input": ["a", "bb"]}]
+    assert provider.embed_bodies == [{"model": "emb", "input": ["a", "bb"]}]
     assert vectors.dtype == np.float32 and vectors.shape == (2, 4)
     assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0)
     # Reordered by "index": row 0 belongs to "a" (len 1), row 1 to "bb".
@@ -65,7 +47,7 @@ async def test_embeds_in_request_order_normalised_and_learns_dimensions() -> Non
 
 
 async def test_satisfies_the_protocol_and_warms_up() -> None:
-    embedder: Embedder = LiteLLMEmbedder(FakeProvider(), "emb", name="hosted")
+    embedder: Embedder = LiteLLMEmbedder(embedding_fake(), "emb", name="hosted")
     await embedder.warm_up()
     assert embedder.name == "hosted"
     assert embedder.dimensions == 3
@@ -73,7 +55,7 @@ async def test_satisfies_the_protocol_and_warms_up() -> None:
 
 
 async def test_dimension_change_is_an_error() -> None:
-    provider = FakeProvider(dimensions=3)
+    provider = embedding_fake(dimensions=3)
     embedder = LiteLLMEmbedder(provider, "emb", dimensions=5)
     with pytest.raises(EmbeddingResponseError, match="expected 5"):
         await embedder.embed(["x"])
@@ -91,13 +73,13 @@ async def test_dimension_change_is_an_error() -> None:
     ],
 )
 async def test_malformed_responses_raise(response: dict[str, Any]) -> None:
-    embedder = LiteLLMEmbedder(FakeProvider(response=response), "emb")
+    embedder = LiteLLMEmbedder(embedding_fake(response=response), "emb")
     with pytest.raises(EmbeddingResponseError):
         await embedder.embed(["x"])
 
 
 def test_calibration_defaults_to_identity_and_uses_the_given_one() -> None:
-    assert LiteLLMEmbedder(FakeProvider(), "emb").calibrate(0.93) == pytest.approx(0.93)
+    assert LiteLLMEmbedder(embedding_fake(), "emb").calibrate(0.93) == pytest.approx(0.93)
     fitted = Calibration(raw=(0.9, 1.0), calibrated=(0.0, 1.0))
-    embedder = LiteLLMEmbedder(FakeProvider(), "emb", calibration=fitted)
+    embedder = LiteLLMEmbedder(embedding_fake(), "emb", calibration=fitted)
     assert embedder.calibrate(0.95) == pytest.approx(0.5)

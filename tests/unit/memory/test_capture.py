@@ -9,7 +9,6 @@ import pytest
 
 from gateway.auth import Principal
 from gateway.memory.capture import extract_statements
-from gateway.memory.embedded_store import open_embedded_memory
 from gateway.memory.limits import ModelLimits
 from gateway.memory.records import MemoryScope
 from gateway.memory.service import MemoryService, NewMemory
@@ -18,6 +17,7 @@ from gateway.pipeline.memory import MemoryStage
 from gateway.pipeline.request import ChatRequest
 from gateway.pipeline.values import Timings
 from gateway.policy.models import Policy
+from gateway.storage.embedded.memory import open_embedded_memory
 from tests.unit.memory.fakes import TableEmbedder
 
 

@@ -16,7 +16,6 @@ from typing import Any
 import pytest
 
 from gateway.auth import Principal
-from gateway.memory.embedded_store import open_embedded_memory
 from gateway.memory.inject import block_lines, is_memory_block
 from gateway.memory.limits import ModelLimits
 from gateway.memory.records import MemoryScope
@@ -27,6 +26,7 @@ from gateway.pipeline.memory import MemoryStage
 from gateway.pipeline.request import ChatRequest
 from gateway.pipeline.runner import ChatPipeline, CompletionOutcome
 from gateway.policy.models import Policy
+from gateway.storage.embedded.memory import open_embedded_memory
 from gateway.telemetry.records import DecisionRecord
 from tests.unit.memory.fakes import RecordingProvider, TableEmbedder
 from tests.unit.test_pipeline import MemoryCache

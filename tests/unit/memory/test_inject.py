@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 
 from gateway.auth import Principal
-from gateway.memory.embedded_store import open_embedded_memory
 from gateway.memory.inject import (
     MEMORY_CLOSE,
     MEMORY_HEADER,
@@ -29,6 +28,7 @@ from gateway.pipeline.memory import MemoryStage
 from gateway.pipeline.request import ChatRequest
 from gateway.pipeline.values import MemoryInjection, Timings
 from gateway.policy.models import Policy
+from gateway.storage.embedded.memory import open_embedded_memory
 from tests.unit.memory.fakes import TableEmbedder
 
 ENGLISH = (

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from gateway.memory.embedded_store import open_embedded_memory
 from gateway.memory.records import MemoryScope
 from gateway.memory.service import MemoryRefused, MemoryService, NewMemory
 from gateway.policy.models import MemoryPolicy, Policy
+from gateway.storage.embedded.memory import open_embedded_memory
 from tests.unit.memory.fakes import TableEmbedder
 
 DAY = 86400.0

@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from gateway.memory.embedded_store import open_embedded_memory
 from gateway.memory.records import MemoryScope
 from gateway.memory.service import MemoryService, NewMemory
-from gateway.memory.store import QuotaExceeded
 from gateway.policy.models import Policy
+from gateway.storage.embedded.memory import open_embedded_memory
+from gateway.storage.protocols import QuotaExceeded
 from tests.unit.memory.fakes import TableEmbedder
 
 

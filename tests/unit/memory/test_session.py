@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gateway.memory.embedded_store import open_embedded_memory
 from gateway.memory.records import MemoryRecord, MemoryScope
 from gateway.memory.retrieval import ScoredMemory
 from gateway.memory.service import MemoryService, NewMemory
 from gateway.memory.session import Origin, merge_turn
-from gateway.memory.store import SessionItem
 from gateway.memory.text import dedup_key
 from gateway.policy.models import Policy, SessionMemoryPolicy
+from gateway.storage.embedded.memory import open_embedded_memory
+from gateway.storage.protocols import SessionItem
 from tests.unit.memory.fakes import TableEmbedder
 
 

@@ -10,7 +10,6 @@ from typing import Any
 import pytest
 
 from gateway.auth import Principal
-from gateway.cache.protocols import CachedCompletion
 from gateway.pipeline.cache_controls import CacheControl, entry_ttl_seconds
 from gateway.pipeline.decision import Decision
 from gateway.pipeline.exact import ExactCacheStage
@@ -18,6 +17,7 @@ from gateway.pipeline.reasons import Layer, Reason
 from gateway.pipeline.request import ChatRequest
 from gateway.pipeline.runner import ChatPipeline, CompletionOutcome
 from gateway.policy.models import Policy
+from gateway.storage.protocols import CachedCompletion
 from gateway.testing.fakes import MemoryExactCache
 from tests.unit.test_pipeline import ScriptedProvider
 

@@ -10,7 +10,6 @@ from collections.abc import AsyncGenerator
 from typing import Any
 
 from gateway.auth import Principal
-from gateway.cache.protocols import CachedCompletion
 from gateway.completions import StreamAssembler, replay_chunks
 from gateway.pipeline.decision import Decision
 from gateway.pipeline.exact import ExactCacheStage
@@ -19,6 +18,8 @@ from gateway.pipeline.request import ChatRequest
 from gateway.pipeline.runner import ChatPipeline, CompletionOutcome, StreamOutcome
 from gateway.policy.models import Policy
 from gateway.providers.protocol import UpstreamReport
+from gateway.storage.protocols import CachedCompletion
+from gateway.testing.fake_provider import FakeProvider
 from tests.unit.test_pipeline import MemoryCache
 
 REFUSAL = "I can't help with that."
@@ -39,14 +40,12 @@ def _chunk(delta: dict[str, Any], logprobs: Any = None, finish: str | None = Non
     }
 
 
-class RefusingProvider:
+class RefusingProvider(FakeProvider):
     """Refuses, with refusal logprobs, in JSON and as OpenAI streams it."""
 
     def __init__(self) -> None:
+        super().__init__()
         self.calls = 0
-
-    def has_model(self, model: str) -> bool:
-        return True
 
     async def complete(
         self, body: dict[str, Any], *, report: UpstreamReport | None = None
@@ -75,12 +74,6 @@ class RefusingProvider:
         for token in TOKENS:
             yield _chunk({"refusal": token["token"]}, {"content": None, "refusal": [token]})
         yield _chunk({}, None, "stop")
-
-    async def embed(self, body: dict[str, Any]) -> dict[str, Any]:
-        raise NotImplementedError
-
-    async def close(self) -> None:
-        return None
 
 
 def _context(stream: bool = False, **params: Any) -> ChatRequest:

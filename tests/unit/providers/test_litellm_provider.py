@@ -11,6 +11,7 @@ from typing import Any
 import litellm
 
 from gateway.providers.litellm_provider import LiteLLMProvider
+from gateway.providers.protocol import ChatProvider
 from gateway.providers.routing import DeploymentRouter
 from gateway.settings import GatewayConfig, RouterSettings
 from tests.helpers import gateway_config_dict
@@ -76,3 +77,22 @@ def test_the_real_warm_up_reaches_no_server(tmp_path: Path) -> None:
     provider._completion = spy
     asyncio.run(provider.warm_up())
     assert answers and answers[0].choices[0].message.content == "ok"
+
+
+def test_the_provider_describes_itself_from_litellms_maps(tmp_path: Path) -> None:
+    config = GatewayConfig.model_validate(
+        gateway_config_dict("http://127.0.0.1:9", tmp_path / "data")
+    )
+    provider: ChatProvider = LiteLLMProvider.create(config)
+    # Reserved: litellm's own keyword arguments and prefixes; OpenAI fields are not.
+    for name in ("api_base", "api_key", "mock_response", "timeout", "litellm_logging_obj"):
+        assert provider.reserved_parameter(name), name
+    for name in ("temperature", "metadata", "user", "messages"):
+        assert not provider.reserved_parameter(name), name
+    assert {"text", "image_url"} <= provider.user_content_part_types()
+    # Context windows and prices from litellm's bundled model map.
+    window = provider.context_window("gpt-4o")
+    assert window is not None and window > 100_000
+    assert provider.context_window("no-such-model-anywhere") is None
+    assert provider.cost_usd("gpt-4o", 1000, 1000) > 0
+    assert provider.cost_usd("no-such-model-anywhere", 1000, 1000) == 0.0

@@ -5,11 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from gateway.adaptive.store import AdaptiveCounterStore
-from gateway.cache.protocols import CachedCompletion, ExactCache
 from gateway.cache.purge import PurgeFilter
 from gateway.embed.protocol import Embedder
 from gateway.review.protocol import Reviewer
+from gateway.storage.protocols import AdaptiveCounterStore, CachedCompletion, ExactCache
 from gateway.testing.fakes import (
     MemoryCounterStore,
     MemoryExactCache,

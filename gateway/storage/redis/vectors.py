@@ -25,6 +25,9 @@ The index is created lazily: when Redis is down at start-up, `open` succeeds and
 first operation after Redis answers creates it. It is re-checked after every outage
 (`RedisConnection.generation`) and when a query says it is missing, since a Redis
 without persistence comes back empty.
+
+Slightly over the ~400-line target: the index schema, its lazy re-creation and the
+queries share the outage handling above, which would otherwise be split across modules.
 """
 
 from __future__ import annotations
@@ -50,9 +53,9 @@ from redisvl.query.filter import Num
 from redisvl.schema import IndexSchema
 
 from gateway.cache.purge import PurgeFilter
-from gateway.cache.redis_capacity import RedisCapacity
-from gateway.cache.redis_connection import RedisConnection, StoreUnavailable, delete_keys
-from gateway.cache.vector_index import SemanticEntry
+from gateway.storage.protocols import SemanticEntry, StoreUnavailable
+from gateway.storage.redis.capacity import RedisCapacity
+from gateway.storage.redis.connection import RedisConnection, delete_keys
 from gateway.telemetry.throttled_log import ThrottledLogger
 
 logger = logging.getLogger(__name__)

@@ -33,7 +33,7 @@ from redis.typing import EncodableT
 
 from gateway.cache.eviction import CapacityLedger, EvictionReason
 from gateway.cache.limits import StoreLimits
-from gateway.cache.redis_connection import RedisConnection
+from gateway.storage.redis.connection import RedisConnection
 
 # Members checked per sweep script call.
 _SWEEP_BATCH = 500

@@ -22,11 +22,12 @@ from typing import Any
 
 from gateway.cache.eviction import CapacityLedger
 from gateway.cache.limits import CapacitySettings, StoreLimits
-from gateway.cache.locks import RedisLock
-from gateway.cache.redis_capacity import RedisCapacity, escape_key_part
-from gateway.cache.redis_connection import RedisConnection, StoreUnavailable
-from gateway.cache.redis_exact import RedisExactCache
-from gateway.cache.redis_vectors import RedisVectorIndex
+from gateway.storage.protocols import StoreUnavailable
+from gateway.storage.redis.capacity import RedisCapacity, escape_key_part
+from gateway.storage.redis.connection import RedisConnection
+from gateway.storage.redis.exact import RedisExactCache
+from gateway.storage.redis.lock import RedisLock
+from gateway.storage.redis.vectors import RedisVectorIndex
 
 logger = logging.getLogger(__name__)
 

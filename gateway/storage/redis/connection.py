@@ -28,6 +28,7 @@ from redis.asyncio import Redis
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 
+from gateway.storage.protocols import StoreUnavailable
 from gateway.telemetry.throttled_log import ThrottledLogger
 
 logger = logging.getLogger(__name__)
@@ -41,10 +42,6 @@ SEARCH_MISSING_MESSAGE = (
 _SEARCH_MODULE_NAMES = frozenset({"search", "ft", "searchlight"})
 # How far down a chain of wrapped exceptions (redisvl wraps redis-py's) to look.
 _MAX_CAUSE_DEPTH = 8
-
-
-class StoreUnavailable(RuntimeError):
-    """The store cannot be reached now; the caller treats this as a cache miss."""
 
 
 class RedisSearchMissing(RuntimeError):

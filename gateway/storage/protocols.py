@@ -1,14 +1,121 @@
-"""The two memory stores the gateway needs, as protocols; embedded and Redis
-implementations live in `embedded_store.py` and `redis_store.py`."""
+"""Every store protocol the gateway uses, the records they exchange, and the one
+internal store error.
+
+Two backends implement them: `storage/embedded/` (SQLite files and in-process indexes,
+one process) and `storage/redis/` (shared by replicas). Each backend translates its own
+failures (sqlite3 and OS errors, Redis connection errors and timeouts) into
+`StoreUnavailable`, so nothing above `storage/` sees a backend's exception types; the
+HTTP layer answers it with `errors.StoreUnavailableError` (503).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Literal, Protocol
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
 
-from gateway.cache.limits import StoreLimits
+import numpy as np
+import numpy.typing as npt
+
+from gateway.cache.purge import PurgeFilter
 from gateway.memory.records import MemoryRecord, MemoryScope
+
+Vector = npt.NDArray[np.float32]
+# scope -> field -> value (the adaptive counters)
+Counters = dict[str, dict[str, float]]
+
+
+class StoreUnavailable(RuntimeError):
+    """The store cannot be used now (unreachable, timed out, closed, locked or out of
+    disk); the caller fails open (a cache miss, forwarding without memory) or closed
+    (a 503) as its policy says."""
+
+
+# The exact cache (L1).
+
+
+@dataclass(frozen=True, slots=True)
+class CachedCompletion:
+    """A stored `chat.completion` object and what it was stored for."""
+
+    completion: dict[str, Any]
+    tenant: str
+    model: str
+    created_at: float
+    # What the entry was stored under (policy and declared versions, the request's
+    # namespace): for purges.
+    namespace: dict[str, str] = field(default_factory=dict)
+
+
+class ExactCache(Protocol):
+    async def get(self, key: str) -> CachedCompletion | None: ...
+
+    async def put(self, key: str, entry: CachedCompletion, ttl_seconds: int) -> None: ...
+
+    async def purge(self, purge_filter: PurgeFilter) -> int:
+        """Remove the matching entries; returns how many."""
+        ...
+
+    async def ping(self) -> bool: ...
+
+    async def close(self) -> None: ...
+
+
+# The semantic index (L2).
+
+
+@dataclass(frozen=True, slots=True)
+class SemanticEntry:
+    """A stored completion and the query it answered."""
+
+    entry_id: str
+    tenant: str
+    model: str
+    fingerprint: str
+    query_text: str
+    completion: dict[str, Any]
+    created_at: float
+    expires_at: float
+    policy_version: str = ""
+    namespace: dict[str, str] = field(default_factory=dict)  # for purges
+
+
+class VectorIndex(Protocol):
+    async def add(self, entry: SemanticEntry, vector: Vector) -> None: ...
+
+    async def search(
+        self, fingerprint: str, vector: Vector, top_k: int
+    ) -> list[tuple[SemanticEntry, float]]:
+        """Raw cosine, best first; only unexpired entries of that fingerprint."""
+        ...
+
+    async def count(self) -> int: ...
+
+    def touch(self, entry_id: str) -> None:
+        """The entry was served: it becomes the most recently used (for eviction)."""
+        ...
+
+    async def purge(self, purge_filter: PurgeFilter) -> int: ...
+
+    async def ping(self) -> bool: ...
+
+    async def close(self) -> None: ...
+
+
+# Single-flight leases.
+
+
+class Lock(Protocol):
+    async def acquire(self, key: str, ttl_seconds: float) -> str | None:
+        """A token when acquired; None when someone else holds `key`."""
+        ...
+
+    async def release(self, key: str, token: str) -> bool:
+        """True when this token held `key` and it is now released."""
+        ...
+
+
+# Memory and sessions.
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,53 +194,6 @@ class AlreadyWritten(Exception):
         self.recorded = recorded
 
 
-def totals(records: Sequence[MemoryRecord]) -> tuple[int, int]:
-    return len(records), sum(record.size_bytes for record in records)
-
-
-def one_owner(records: Sequence[MemoryRecord]) -> tuple[str, str]:
-    owners = {(record.tenant, record.user) for record in records}
-    if len(owners) != 1:
-        raise ValueError("a capped or idempotent write must belong to one tenant and user")
-    return owners.pop()
-
-
-def check_quota(quota: UserQuota | None, used: tuple[int, int], adding: tuple[int, int]) -> None:
-    """Raise `QuotaExceeded` if adding (memories, bytes) to `used` passes a cap."""
-    if quota is None:
-        return
-    if used[0] + adding[0] > quota.max_memories:
-        raise QuotaExceeded("count", used[0], adding[0], quota.max_memories)
-    if used[1] + adding[1] > quota.max_bytes:
-        raise QuotaExceeded("bytes", used[1], adding[1], quota.max_bytes)
-
-
-def check_store_caps(
-    caps: StoreLimits | None,
-    tenant_used: tuple[int, int],
-    all_used: tuple[int, int],
-    adding: tuple[int, int],
-) -> None:
-    """Raise `QuotaExceeded` if adding (memories, bytes) passes the tenant's or the
-    store's `capacity.memories` cap: memories are refused there, never evicted."""
-    if caps is None:
-        return
-    if caps.max_entries_per_tenant is not None and (
-        tenant_used[0] + adding[0] > caps.max_entries_per_tenant
-    ):
-        raise QuotaExceeded(
-            "count", tenant_used[0], adding[0], caps.max_entries_per_tenant, "tenant"
-        )
-    if caps.max_bytes_per_tenant is not None and (
-        tenant_used[1] + adding[1] > caps.max_bytes_per_tenant
-    ):
-        raise QuotaExceeded("bytes", tenant_used[1], adding[1], caps.max_bytes_per_tenant, "tenant")
-    if all_used[0] + adding[0] > caps.max_entries:
-        raise QuotaExceeded("count", all_used[0], adding[0], caps.max_entries, "all")
-    if all_used[1] + adding[1] > caps.max_bytes:
-        raise QuotaExceeded("bytes", all_used[1], adding[1], caps.max_bytes, "all")
-
-
 class MemoryStore(Protocol):
     async def add(
         self,
@@ -205,6 +265,21 @@ class SessionStore(Protocol):
     async def forget(self, tenant: str, user: str, memory_ids: Sequence[str]) -> None:
         """Remove the items copied from `memory_ids` from every session of the user:
         a deleted memory must not live on in a session cache."""
+        ...
+
+    async def close(self) -> None: ...
+
+
+# The adaptive operating point's counters.
+
+
+class AdaptiveCounterStore(Protocol):
+    async def add(self, deltas: Counters) -> None:
+        """Add every delta to its counter (created at 0). All or nothing per call."""
+        ...
+
+    async def load(self) -> Counters:
+        """Every counter of every scope."""
         ...
 
     async def close(self) -> None: ...

@@ -18,10 +18,10 @@ from typing import Any
 import orjson
 from redis.asyncio import Redis
 
-from gateway.cache.protocols import CachedCompletion
 from gateway.cache.purge import PurgeFilter
-from gateway.cache.redis_capacity import RedisCapacity
-from gateway.cache.redis_connection import RedisConnection, delete_keys
+from gateway.storage.protocols import CachedCompletion
+from gateway.storage.redis.capacity import RedisCapacity
+from gateway.storage.redis.connection import RedisConnection, delete_keys
 from gateway.telemetry.throttled_log import ThrottledLogger
 
 logger = logging.getLogger(__name__)

@@ -8,22 +8,21 @@ configured caps (`capacity.exact_cache`) the least recently used entries are evi
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import sqlite3
 import time
 from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TypeVar
 
 import orjson
 
-from gateway.cache.budget import TableBudget, sweep_in_steps
 from gateway.cache.eviction import CapacityLedger
 from gateway.cache.limits import StoreLimits
-from gateway.cache.protocols import CachedCompletion
 from gateway.cache.purge import PurgeFilter
+from gateway.storage.embedded.budget import TableBudget, sweep_in_steps
+from gateway.storage.embedded.database import SQLiteDatabase
+from gateway.storage.protocols import CachedCompletion
 
 T = TypeVar("T")
 
@@ -61,80 +60,6 @@ UPDATE exact_cache SET size_bytes = length(completion) + length(key) + length(na
 # Hits stamp `last_used_at` in batches (one transaction per batch, not one write per
 # hit); pending stamps are written before any eviction decision.
 _TOUCH_BATCH = 64
-
-
-class SQLiteDatabase:
-    """One SQLite connection owned by one worker thread."""
-
-    def __init__(self, path: Path) -> None:
-        self._path = path
-        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sqlite")
-        self._connection: sqlite3.Connection | None = None
-
-    async def open(
-        self,
-        schema: str,
-        migrations: tuple[tuple[str, str, str], ...] = (),
-        after_migrations: str = "",
-    ) -> None:
-        """`migrations`: (table, column, definition) added when an older file lacks
-        them, so a data directory written by an older version keeps working;
-        `after_migrations`: a script that needs those columns (their indexes)."""
-
-        def _open() -> None:
-            self._path.parent.mkdir(parents=True, exist_ok=True)
-            connection = sqlite3.connect(self._path, check_same_thread=False, isolation_level=None)
-            connection.execute("PRAGMA journal_mode=WAL")
-            # NORMAL with WAL: durable across process crashes; only an OS crash can
-            # lose the last transactions, which for a cache is acceptable.
-            connection.execute("PRAGMA synchronous=NORMAL")
-            connection.execute("PRAGMA busy_timeout=5000")
-            connection.executescript(schema)
-            for table, column, definition in migrations:
-                columns = {row[1] for row in connection.execute(f"PRAGMA table_info({table})")}
-                if column not in columns:
-                    connection.execute(f"ALTER TABLE {table} ADD COLUMN {column} {definition}")
-            if after_migrations:
-                connection.executescript(after_migrations)
-            self._connection = connection
-
-        await self.run(_open)
-
-    async def run(self, work: Callable[[], T]) -> T:
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._executor, work)
-
-    @property
-    def connection(self) -> sqlite3.Connection:
-        if self._connection is None:
-            # A sqlite3 error, so callers handle "closed" like any other store failure.
-            raise sqlite3.ProgrammingError("database is not open")
-        return self._connection
-
-    @property
-    def is_open(self) -> bool:
-        return self._connection is not None
-
-    async def ping(self) -> bool:
-        """Whether the database answers; False once closed or broken."""
-
-        def _ping() -> bool:
-            self.connection.execute("SELECT 1").fetchone()
-            return True
-
-        try:
-            return await self.run(_ping)
-        except (sqlite3.Error, RuntimeError):
-            return False
-
-    async def close(self) -> None:
-        def _close() -> None:
-            if self._connection is not None:
-                self._connection.close()
-                self._connection = None
-
-        await self.run(_close)
-        self._executor.shutdown(wait=True)
 
 
 class SQLiteExactCache:

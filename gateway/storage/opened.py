@@ -1,0 +1,47 @@
+"""What an opened storage backend hands the app: its stores behind the protocols, and
+the few operations the app runs on the backend as a whole."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from gateway.cache.eviction import CapacityLedger
+from gateway.storage.protocols import (
+    AdaptiveCounterStore,
+    ExactCache,
+    Lock,
+    MemoryStore,
+    SessionStore,
+    VectorIndex,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class FlightStores:
+    """What single flight coordinates replicas through: the shared lease and the exact
+    cache where a leader's answer lands. Both None on a one-process backend, where
+    followers wait on the leader's in-process future and need neither."""
+
+    lock: Lock | None = None
+    exact: ExactCache | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Storage:
+    backend: str
+    exact: ExactCache
+    vectors: VectorIndex
+    flight: FlightStores
+    memories: MemoryStore
+    sessions: SessionStore
+    describe: Callable[[], Awaitable[dict[str, Any]]]  # for /readyz
+    close: Callable[[], Awaitable[None]]
+    # Deletes expired entries (the background sweep); returns how many went.
+    sweep: Callable[[], Awaitable[int]]
+    # Entries, bytes and evictions of the capped stores (on Redis: the shared totals as
+    # of this process's last write or sweep, and the evictions this process made).
+    ledger: CapacityLedger
+    # The adaptive operating point's counters (embedded: SQLite; Redis: shared).
+    adaptive: AdaptiveCounterStore

@@ -1,0 +1,55 @@
+"""How memory vectors and session items are written as bytes: shared by the embedded
+and Redis backends, so a record reads back the same from either."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import orjson
+
+from gateway.memory.records import Vector
+from gateway.storage.protocols import SessionItem
+
+# Little-endian on disk whatever the host.
+_DISK_DTYPE = np.dtype("<f4")
+
+
+def vector_to_bytes(vector: Vector | None) -> bytes | None:
+    return None if vector is None else np.asarray(vector, dtype=_DISK_DTYPE).tobytes()
+
+
+def vector_from_bytes(raw: bytes | None) -> Vector | None:
+    if not raw:
+        return None
+    return np.frombuffer(raw, dtype=_DISK_DTYPE).astype(np.float32)
+
+
+def session_items_to_json(items: Sequence[SessionItem]) -> bytes:
+    return orjson.dumps(
+        [
+            {
+                "key": item.key,
+                "content": item.content,
+                "score": item.score,
+                "memory_id": item.memory_id,
+                "created_at": item.created_at,
+                "admitted_at": item.admitted_at,
+            }
+            for item in items
+        ]
+    )
+
+
+def session_items_from_json(raw: bytes | str) -> list[SessionItem]:
+    return [
+        SessionItem(
+            key=str(value["key"]),
+            content=str(value["content"]),
+            score=float(value["score"]),
+            memory_id=str(value["memory_id"]),
+            created_at=float(value["created_at"]),
+            admitted_at=float(value["admitted_at"]),
+        )
+        for value in orjson.loads(raw)
+    ]
