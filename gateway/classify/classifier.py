@@ -15,6 +15,10 @@ Classification never carries user text: `rule` is a short, fixed rule name
 English write intents are the rules' first, then a learnt model's for short commands the
 rules do not list (`write_model`; policy `classifier.write_intent_model`).
 
+The rules' patterns and word lists are data (`gateway/rules/data/`, loaded and checked
+once by `gateway.rules.compile.RuleBook`); the checks per class are a registry
+(`checks.CHECKS`).
+
 Cost: regular expressions compiled at construction (about 0.1 ms per short turn; long
 turns are read on their head and tail), plus spaCy only where a rule needs it: tags when
 an English turn is short or has a pronoun or demonstrative (follow-ups, ~1 ms), entities
@@ -42,6 +46,7 @@ from gateway.classify.view import TextView
 from gateway.classify.write_en import EnglishWriteRules
 from gateway.classify.write_model import WriteIntentModel
 from gateway.nlp import TextAnalyzer
+from gateway.rules.compile import RuleBook
 
 __all__ = [
     "CACHEABLE",
@@ -91,18 +96,24 @@ _MAX_COMPILED_SETS = 256
 class RequestClassifier:
     """Holds compiled rules and compiled policy patterns only; no per-request state."""
 
-    def __init__(self, analyzer: TextAnalyzer, write_model: WriteIntentModel | None = None) -> None:
+    def __init__(
+        self,
+        analyzer: TextAnalyzer,
+        write_model: WriteIntentModel | None = None,
+        rule_book: RuleBook | None = None,
+    ) -> None:
         self._analyzer = analyzer
+        book = rule_book if rule_book is not None else RuleBook.packaged()
         self._rules = ClassifierRules(
-            ids=IdDetector(),
-            en_write=EnglishWriteRules(),
+            ids=IdDetector(book),
+            en_write=EnglishWriteRules(book),
             en_write_model=(
                 write_model if write_model is not None else WriteIntentModel.packaged()
             ),
-            en_personal=EnglishPersonalRules(),
-            en_time=EnglishTimeRules(),
-            zh=ChineseRules(),
-            followups=FollowupRules(),
+            en_personal=EnglishPersonalRules(book),
+            en_time=EnglishTimeRules(book),
+            zh=ChineseRules(book),
+            followups=FollowupRules(book),
         )
         self._tools = ToolInspector()
         self._compiled: dict[tuple[str, ...], re.Pattern[str]] = {}

@@ -105,16 +105,7 @@ class FollowupRules:
         tokens = [t for t in doc if not t.is_space]
         if not tokens or not tokens[0].tag_:
             return None  # no tagger output (e.g. a mostly Chinese text)
-        words = [t for t in tokens if not t.is_punct]
-        nouns = [t for t in words if t.pos_ in ("NOUN", "PROPN", "NUM")]
-        # Short and nounless: "what is transferred?", "is it?", "why does it?".
-        if (
-            len(words) <= _ELLIPSIS_MAX_WORDS
-            and not nouns
-            and not any(t.lower_ in self._speakers for t in words)
-            and not self._expletive_it.search(text)
-            and any(t.pos_ in ("VERB", "AUX", "ADJ", "ADV", "PRON", "DET") for t in words)
-        ):
+        if self._ellipsis(text, [t for t in tokens if not t.is_punct]):
             return "en.followup.ellipsis"
         # Long texts carrying their own material (code, quotes) resolve their references.
         carries_material = self._code_or_quote.search(doc.text) is not None
@@ -126,25 +117,54 @@ class FollowupRules:
             if low in self._clause_breaks or tok.is_punct:
                 seen_noun_in_earlier_clause = seen_noun_in_earlier_clause or seen_noun
                 continue
-            nxt = tokens[i + 1] if i + 1 < len(tokens) else None
-            if low == "it":
-                if not seen_noun_in_earlier_clause and not self._expletive_it.search(text):
-                    return "en.followup.pronoun"
-            elif low in self._personal:
-                if not seen_proper and not seen_noun_in_earlier_clause:
-                    return "en.followup.pronoun"
-            elif low in self._possessive:
-                # "How do plants make their food?": a possessive may bind a noun before it.
-                if not seen_noun and not (low in ("his", "her") and seen_proper):
-                    return "en.followup.pronoun"
-            elif low in self._demonstrative_words and not carries_material:
-                rule = self._demonstrative(tokens, i, nxt, has_earlier_turns)
-                if rule is not None and not seen_noun_in_earlier_clause:
-                    return rule
+            if low in self._demonstrative_words:
+                if not carries_material:
+                    nxt = tokens[i + 1] if i + 1 < len(tokens) else None
+                    rule = self._demonstrative(tokens, i, nxt, has_earlier_turns)
+                    if rule is not None and not seen_noun_in_earlier_clause:
+                        return rule
+            elif self._unbound_pronoun(
+                low,
+                text,
+                seen_noun=seen_noun,
+                seen_proper=seen_proper,
+                seen_noun_in_earlier_clause=seen_noun_in_earlier_clause,
+            ):
+                return "en.followup.pronoun"
             if tok.pos_ in ("NOUN", "PROPN") or low in self._indefinites:
                 seen_noun = True
                 seen_proper = seen_proper or tok.pos_ == "PROPN"
         return None
+
+    def _ellipsis(self, text: str, words: list[Any]) -> bool:
+        """Short and nounless: "what is transferred?", "is it?", "why does it?"."""
+        return (
+            len(words) <= _ELLIPSIS_MAX_WORDS
+            and not any(t.pos_ in ("NOUN", "PROPN", "NUM") for t in words)
+            and not any(t.lower_ in self._speakers for t in words)
+            and not self._expletive_it.search(text)
+            and any(t.pos_ in ("VERB", "AUX", "ADJ", "ADV", "PRON", "DET") for t in words)
+        )
+
+    def _unbound_pronoun(
+        self,
+        low: str,
+        text: str,
+        *,
+        seen_noun: bool,
+        seen_proper: bool,
+        seen_noun_in_earlier_clause: bool,
+    ) -> bool:
+        """Whether the pronoun `low` has nothing in the turn to refer to: "it" and
+        personal pronouns bind a noun of an earlier clause, possessives any noun before
+        them ("How do plants make their food?")."""
+        if low == "it":
+            return not seen_noun_in_earlier_clause and not self._expletive_it.search(text)
+        if low in self._personal:
+            return not seen_proper and not seen_noun_in_earlier_clause
+        if low in self._possessive:
+            return not seen_noun and not (low in ("his", "her") and seen_proper)
+        return False
 
     def _demonstrative(
         self, tokens: list[Any], i: int, nxt: Any, has_earlier_turns: bool

@@ -14,8 +14,9 @@ I delete") is informational and stays cacheable. So does text work phrased as a 
 programming ("cancel a promise in JavaScript"): only objects that are records, devices,
 money or messages make a weak verb such as "remove" or "change" an act.
 
-Text arrives normalised and lower-cased; everything here is a regular expression
-compiled once in the constructor.
+Text arrives normalised and lower-cased. The patterns are data
+(`gateway/rules/data/en/write.yaml`, word lists in `en/lexicon.yaml`), compiled once
+when the rule book loads; this module is the procedure that combines them.
 """
 
 from __future__ import annotations
@@ -142,7 +143,30 @@ class EnglishWriteRules:
         return None
 
     def _clause_write(self, clause: str, earlier: str) -> str | None:
+        """The rule that fires on one clause: a lead-free act (memory, gerund,
+        statement), or a lead ("can you", "i want", an imperative) and an act after it."""
         wh = self._wh_start.match(clause) is not None
+        rule = self._without_lead(clause, wh)
+        if rule is not None:
+            return rule
+        kind, rest, strict = self._lead(clause)
+        if kind is None:
+            return None
+        if self._memory.match(rest):
+            return "en.write.memory"
+        if self._asks_for_booking(clause, rest, wh):
+            return f"en.write.{kind}"
+        if strict:
+            return f"en.write.{kind}" if self._self_asked_act(rest) else None
+        if self._acts(rest, earlier) or (
+            (kind != "imperative" or rest.startswith("use ")) and self._act_for(rest, earlier)
+        ):
+            return f"en.write.{kind}"
+        return None
+
+    def _without_lead(self, clause: str, wh: bool) -> str | None:
+        """Acts that need no lead: profile writes, "would you mind cancelling", and
+        statements that imply an act ("my reservation is no longer needed")."""
         if self._memory_question.match(clause) or (
             not wh and self._memory.search(clause) and not self._memory_guard.search(clause)
         ):
@@ -153,12 +177,11 @@ class EnglishWriteRules:
             not self._question.match(clause) and self._states_act(clause)
         ):
             return "en.write.statement"
-        kind, rest, strict = self._lead(clause)
-        if kind is None:
-            return None
-        rule = f"en.write.{kind}"
-        if self._memory.match(rest):
-            return "en.write.memory"
+        return None
+
+    def _asks_for_booking(self, clause: str, rest: str, wh: bool) -> bool:
+        """Something to book or send ("i need a flight", "get me a cab"), or a wished
+        participle ("i need my reservation cancelled")."""
         if (
             self._bookable_request.match(clause)
             or self._bookable_request.match(rest)
@@ -166,31 +189,32 @@ class EnglishWriteRules:
             or (not wh and self._seek.search(clause))
             or self._seek.match(rest)
         ):
-            return rule
+            return True
         for candidate in (clause, rest):
             participle = self._participle.search(candidate)
             if participle is not None and not self._not_object.search(
                 candidate[: participle.end()]
             ):
-                return rule
-        if strict:
-            # "can i pay a bill", "can i change your language"; but "can i make a
-            # reservation at X" asks whether X takes reservations.
-            acts = self._acts(rest, "") and not rest.startswith("make ")
-            specific = self._acting_any.search(rest) is not None
-            short_call = len(rest.split()) <= 3 and self._communicate.match(rest) is not None
-            device = self._device.match(rest) or self._setting.match(rest)
-            return rule if (acts and specific) or short_call or device else None
-        if self._acts(rest, earlier):
-            return rule
-        if kind != "imperative" or rest.startswith("use "):
-            # "can i get some funds to pay my bill", "i need more" after "out of checks".
-            purpose = self._purpose.search(rest)
-            if purpose is not None and not self._not_object.search(rest[: purpose.start()]):
-                return rule
-            if self._more.match(rest) and self._acting_any.search(earlier):
-                return rule
-        return None
+                return True
+        return False
+
+    def _self_asked_act(self, rest: str) -> bool:
+        """After a self-asked modal with nothing specific ("can i pay a bill", "can i
+        change your language"): only unmistakable acts count; "can i make a reservation
+        at X" asks whether X takes reservations."""
+        acts = self._acts(rest, "") and not rest.startswith("make ")
+        specific = self._acting_any.search(rest) is not None
+        short_call = len(rest.split()) <= 3 and self._communicate.match(rest) is not None
+        device = self._device.match(rest) or self._setting.match(rest)
+        return bool((acts and specific) or short_call or device)
+
+    def _act_for(self, rest: str, earlier: str) -> bool:
+        """A request whose act is its purpose ("can i get some funds to pay my bill") or
+        more of what an earlier clause ran out of ("i need more" after "out of checks")."""
+        purpose = self._purpose.search(rest)
+        if purpose is not None and not self._not_object.search(rest[: purpose.start()]):
+            return True
+        return bool(self._more.match(rest) and self._acting_any.search(earlier))
 
     def _lead(self, clause: str) -> tuple[str | None, str, bool]:
         """(kind, rest after the lead, strict); kind None for a question about the act."""
