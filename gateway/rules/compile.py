@@ -39,6 +39,8 @@ import yaml
 DATA_PACKAGE = "gateway.rules.data"
 # The language and shared folders, in load order (shared first: the others refer to it).
 _FOLDERS = ("shared", "en", "zh")
+# libyaml's loader when the build has it: the rule files parse in ~60 ms instead of ~400.
+_YAML_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _REFERENCE = re.compile(r"\{@([A-Za-z_][\w.]*)\}")
 _FLAGS: Mapping[str, re.RegexFlag] = {
     "IGNORECASE": re.IGNORECASE,
@@ -215,7 +217,8 @@ def _compile_file(
 ) -> tuple[RuleFile, dict[str, str]]:
     """The file's RuleFile, and its references as regex fragments (for shared files)."""
     try:
-        data = yaml.safe_load(text) or {}
+        # _YAML_LOADER is CSafeLoader or SafeLoader: plain data only.
+        data = yaml.load(text, Loader=_YAML_LOADER) or {}  # noqa: S506
     except yaml.YAMLError as exc:
         raise RuleError(f"{source}: not valid YAML: {exc}") from None
     if not isinstance(data, dict) or set(data) - {"words", "fragments", "rules"}:
