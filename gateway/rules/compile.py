@@ -7,6 +7,9 @@ A rule file (`data/<lang>/<job>.yaml`) has three optional sections:
                 of alternatives joined with "|" in their order
     rules:      list of {name, pattern, flags?, positive?, negative?}; a pattern is a
                 string, or a list of pieces written one after the other (long patterns)
+    tables:     name -> {key: value} (values text or whole numbers), or
+                {value: [keys]} (each key maps to the value it is listed under; later
+                groups win); the entity comparison's canonical forms
 
 A pattern refers to a word list or fragment as `{@name}`: a word list becomes an
 alternation of its escaped phrases, longest first (spaces match any whitespace), a
@@ -127,11 +130,18 @@ class RuleFile:
     """One loaded file: its word lists and compiled rules, looked up by name."""
 
     def __init__(
-        self, source: str, words: Mapping[str, tuple[str, ...]], rules: Mapping[str, Rule]
+        self,
+        source: str,
+        words: Mapping[str, tuple[str, ...]],
+        rules: Mapping[str, Rule],
+        tables: Mapping[str, Mapping[str, str | int]] | None = None,
+        fragments: Mapping[str, str] | None = None,
     ) -> None:
         self.source = source
         self._words = words
         self._rules = rules
+        self._tables = tables or {}
+        self._fragments = fragments or {}
 
     def pattern(self, name: str) -> re.Pattern[str]:
         return self.rule(name).pattern
@@ -150,6 +160,33 @@ class RuleFile:
 
     def rules(self) -> tuple[Rule, ...]:
         return tuple(self._rules.values())
+
+    def fragment(self, name: str) -> str:
+        """A fragment as expanded (its `{@name}` references replaced)."""
+        try:
+            return self._fragments[name]
+        except KeyError:
+            raise RuleError(f"{self.source}: no fragment named {name!r}") from None
+
+    def texts(self, name: str) -> dict[str, str]:
+        """A table whose values are text."""
+        table = self._table(name)
+        if not all(isinstance(value, str) for value in table.values()):
+            raise RuleError(f"{self.source}: table {name!r} must map to text")
+        return {key: str(value) for key, value in table.items()}
+
+    def numbers(self, name: str) -> dict[str, int]:
+        """A table whose values are whole numbers."""
+        table = self._table(name)
+        if not all(isinstance(value, int) for value in table.values()):
+            raise RuleError(f"{self.source}: table {name!r} must map to whole numbers")
+        return {key: int(value) for key, value in table.items()}
+
+    def _table(self, name: str) -> Mapping[str, str | int]:
+        try:
+            return self._tables[name]
+        except KeyError:
+            raise RuleError(f"{self.source}: no table named {name!r}") from None
 
 
 class RuleBook:
@@ -221,8 +258,8 @@ def _compile_file(
         data = yaml.load(text, Loader=_YAML_LOADER) or {}  # noqa: S506
     except yaml.YAMLError as exc:
         raise RuleError(f"{source}: not valid YAML: {exc}") from None
-    if not isinstance(data, dict) or set(data) - {"words", "fragments", "rules"}:
-        raise RuleError(f"{source}: expected a mapping of words, fragments and rules")
+    if not isinstance(data, dict) or set(data) - {"words", "fragments", "rules", "tables"}:
+        raise RuleError(f"{source}: expected a mapping of words, fragments, rules and tables")
     words = _word_lists(source, data.get("words") or {})
     fragments: dict[str, str] = {name: alternation(items) for name, items in words.items()}
     for name, fragment in (data.get("fragments") or {}).items():
@@ -238,7 +275,31 @@ def _compile_file(
         if rule.name in rules:
             raise RuleError(f"{source}: rule {rule.name!r} is defined twice")
         rules[rule.name] = rule
-    return RuleFile(source, words, rules), fragments
+    tables = {name: _table(source, name, raw) for name, raw in (data.get("tables") or {}).items()}
+    raw_fragments = {name: fragments[name] for name in data.get("fragments") or {}}
+    return RuleFile(source, words, rules, tables, raw_fragments), fragments
+
+
+def _table(source: str, name: str, raw: Any) -> dict[str, str | int]:
+    if not isinstance(raw, dict):
+        raise RuleError(f"{source}: table {name!r} must be a mapping")
+    table: dict[str, str | int] = {}
+    grouped = [isinstance(value, list) for value in raw.values()]
+    if all(grouped):
+        for value, keys in raw.items():
+            for key in keys:
+                if not isinstance(key, str):
+                    raise RuleError(f"{source}: table {name!r}: {key!r} is not text")
+                table[key] = str(value)
+        return table
+    for key, value in raw.items():
+        if any(grouped) or not isinstance(value, str | int) or isinstance(value, bool):
+            raise RuleError(
+                f"{source}: table {name!r} mixes lists and values, or has a value that is "
+                f"neither text nor a whole number ({key!r})"
+            )
+        table[str(key)] = value
+    return table
 
 
 def _word_lists(source: str, raw: Mapping[str, Any]) -> dict[str, tuple[str, ...]]:

@@ -103,7 +103,7 @@ def test_alternation_is_the_same_in_every_process() -> None:
         ("rules:\n  - {pattern: a}\n", "en/x: every rule needs a name"),
         ("words:\n  w: [1, 2]\n", "en/x: word list 'w' must be a list of strings"),
         ("words:\n  w: {inflect: ['@none']}\n", "refers to unknown '@none'"),
-        ("colours: [red]\n", "en/x: expected a mapping of words, fragments and rules"),
+        ("colours: [red]\n", "en/x: expected a mapping of words, fragments, rules and tables"),
         ("rules: [\n", "en/x: not valid YAML"),
     ],
 )
@@ -111,6 +111,24 @@ def test_bad_files_fail_at_load_naming_file_and_rule(text: str, message: str) ->
     with pytest.raises(RuleError) as raised:
         RuleBook.from_texts({"en/x": text})
     assert message in str(raised.value)
+
+
+def test_tables_map_forms_to_canonical_values() -> None:
+    rule_file = _book(
+        shared__units="""
+tables:
+  dimension: {length: [km, mile], mass: [kg]}
+  symbols: {"$": usd}
+  months: {sept: 9}
+"""
+    ).file("shared/units")
+    assert rule_file.texts("dimension") == {"km": "length", "mile": "length", "kg": "mass"}
+    assert rule_file.texts("symbols") == {"$": "usd"}
+    assert rule_file.numbers("months") == {"sept": 9}
+    with pytest.raises(RuleError, match="table 'months' must map to text"):
+        rule_file.texts("months")
+    with pytest.raises(RuleError, match="mixes lists and values"):
+        RuleBook.from_texts({"en/x": "tables:\n  t: {a: [b], c: d}\n"})
 
 
 def test_a_rule_name_is_unique_across_files() -> None:
@@ -139,3 +157,24 @@ def test_the_packaged_book_loads_only_on_first_use() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "0"
+
+
+def test_weekday_and_month_names_are_written_once() -> None:
+    """The classifier's rules and the entity comparison read one calendar."""
+    from gateway.entities.lexicon_en import EnglishLexicon
+    from gateway.entities.lexicon_zh import ChineseLexicon
+
+    book = RuleBook.packaged()
+    weekdays = book.file("shared/calendar").words("weekdays")
+    assert weekdays[0] == "monday" and len(weekdays) == 7
+    english, chinese = EnglishLexicon.packaged(), ChineseLexicon.packaged()
+    assert english.MONTHS["september"] == english.MONTHS["sept"] == english.MONTHS["sep"] == 9
+    assert english.WEEKDAYS["fridays"] == "friday"
+    assert set(weekdays) <= set(english.RELATIVE_NOUNS)
+    assert chinese.WEEKDAYS["三"] == "wednesday" and chinese.WEEKDAYS["天"] == "sunday"
+    assert book.file("en/write").pattern("en.write.self_modal_specific").search("on friday")
+    assert book.file("en/time").pattern("en.time.lexicon").search("next thursday")
+    # No rule spells the week out itself (the calendar's alternation is longest first).
+    for rule_file in book.files():
+        for rule in rule_file.rules():
+            assert "monday|tuesday|wednesday" not in rule.pattern.pattern, rule.name
