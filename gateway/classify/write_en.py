@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 
-from gateway.rules.compile import RuleBook
+from gateway.rules.compile import RuleBook, RuleFile
 
 # A long turn is judged on its first and last sentences, where requests are made.
 _EDGE_SENTENCES = 4
@@ -51,6 +51,19 @@ class EnglishWriteRules:
         self._memory = rules.pattern("en.write.memory")
         self._memory_guard = rules.pattern("en.write.memory_guard")
         self._memory_question = rules.pattern("en.write.memory_question")
+        # Who asks, and how: (rule suffix, pattern); the verb must follow the lead.
+        self._leads: tuple[tuple[str, re.Pattern[str]], ...] = (
+            ("modal", rules.pattern("en.write.lead.modal_you")),
+            ("modal", rules.pattern("en.write.lead.modal_possible")),
+            ("desire", rules.pattern("en.write.lead.desire")),
+            ("desire", rules.pattern("en.write.lead.desire_going")),
+            ("modal", rules.pattern("en.write.lead.modal_other")),
+        )
+        self._strong_gerunds = frozenset(book.file("en/lexicon").words("strong_gerunds"))
+        self._take_acts(rules)
+
+    def _take_acts(self, rules: RuleFile) -> None:
+        """The acts after a lead, their blockers, and the statements that imply one."""
         self._strong_start = rules.pattern("en.write.strong_start")
         self._weak_start = rules.pattern("en.write.weak_start")
         self._choice = rules.pattern("en.write.choice")
@@ -87,17 +100,6 @@ class EnglishWriteRules:
         self._wished_state = rules.pattern("en.write.wished_state")
         self._on_list = rules.pattern("en.write.on_list")
         self._asks_to_know = rules.pattern("en.write.asks_to_know")
-        # Who asks, and how: (rule suffix, pattern); the verb must follow the lead.
-        self._leads: tuple[tuple[str, re.Pattern[str]], ...] = (
-            ("modal", rules.pattern("en.write.lead.modal_you")),
-            ("modal", rules.pattern("en.write.lead.modal_possible")),
-            ("desire", rules.pattern("en.write.lead.desire")),
-            ("desire", rules.pattern("en.write.lead.desire_going")),
-            ("modal", rules.pattern("en.write.lead.modal_other")),
-        )
-        self._strong_gerunds = frozenset(book.file("en/lexicon").words("strong_gerunds"))
-
-    # --- compilation -------------------------------------------------------------------
 
     # --- decision ----------------------------------------------------------------------
 
