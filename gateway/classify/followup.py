@@ -7,7 +7,8 @@ embedding of the last turn alone cannot tell "it" from "it", so such turns are n
 cached.
 
 English uses the tagger (POS) from the shared analyzer (no parser: pronoun resolution is
-approximated by clause position); Chinese uses rules on characters.
+approximated by clause position); Chinese uses rules on characters. The patterns and
+word lists are data (`gateway/rules/data/en/followup.yaml`, `zh/followup.yaml`).
 """
 
 from __future__ import annotations

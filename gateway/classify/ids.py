@@ -8,6 +8,7 @@ full-width digits and punctuation look like their ASCII forms.
 Most identifiers contain digits, so a turn without any skips those patterns; record
 numbers are found from their digit tokens, looking back for the word that names them
 ("order", "ticket", "订单号"), which keeps the cost linear in the length of the turn.
+The patterns and record words are data (`gateway/rules/data/shared/ids.yaml`).
 """
 
 from __future__ import annotations

@@ -2,7 +2,8 @@
 
 "What's my balance?", "where is my order?", "our team's roadmap": another user asking the
 same words needs a different answer. Generic possessions ("my code", "my essay") are
-not records and stay cacheable: the lexicon lists record nouns only.
+not records and stay cacheable: the lexicon (`gateway/rules/data/en/lexicon.yaml`,
+`personal_records`) lists record nouns only; the rule is `en/personal.yaml`.
 """
 
 from __future__ import annotations

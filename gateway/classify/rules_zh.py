@@ -5,7 +5,8 @@ regular expressions over NFKC-normalised text (full-width punctuation is ASCII b
 A request is marked by who asks and how: 帮我/给我/替我/请/麻烦 + action, 我要/我想 +
 action, or an action verb opening the sentence. 如何/怎么/怎样 before the action make it a
 question about the action (informational, cacheable) unless the user asks for help doing
-it (帮我).
+it (帮我). The patterns and word lists are data (`gateway/rules/data/zh/write.yaml`,
+`personal.yaml`, `time.yaml`, `lexicon.yaml`).
 """
 
 from __future__ import annotations

@@ -13,6 +13,9 @@ Three kinds of evidence, strongest first:
 Last, relative DATE/TIME entities from spaCy ("in two weeks", "this coming spring");
 fixed historical dates ("in 1999") do not count. The parse is taken only when the rules
 above found nothing.
+
+The patterns are data (`gateway/rules/data/en/time.yaml`); this module is the order in
+which they are read.
 """
 
 from __future__ import annotations
