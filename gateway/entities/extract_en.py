@@ -22,13 +22,7 @@ from gateway.entities.numbers import (
     parse_english,
 )
 from gateway.entities.persons import english_persons
-from gateway.entities.polarity import (
-    EN_AXES,
-    EN_NOT_POLARITY,
-    EN_QUANTITY_POSITION,
-    EN_SPLIT_PHRASALS,
-    surface_map,
-)
+from gateway.entities.polarity import Polarity, surface_map
 from gateway.entities.slots import SlotBuilder, TextSlots
 from gateway.entities.terms import english_content, english_tokens
 from gateway.entities.text import Masked, alternation, keyed, normalize, phrase_key, word_pattern
@@ -156,10 +150,11 @@ class EnglishExtractor:
         self._sizes = re.compile(
             rf"\b(?:a|an|the|one|two|three|\d+|my|your|our)\s+(?P<size>{sizes})\s+(?=[a-z])"
         )
-        self._not_polarity = word_pattern(EN_NOT_POLARITY)
-        self._quantity_position = tuple((re.compile(p), pole) for p, pole in EN_QUANTITY_POSITION)
-        self._split_phrasals = tuple((re.compile(p), pole) for p, pole in EN_SPLIT_PHRASALS)
-        self._polarity_table = {phrase_key(k): v for k, v in surface_map(EN_AXES).items()}
+        polarity = Polarity.packaged()
+        self._not_polarity = word_pattern(polarity.EN_NOT_POLARITY)
+        self._quantity_position = polarity.EN_QUANTITY_POSITION
+        self._split_phrasals = polarity.EN_SPLIT_PHRASALS
+        self._polarity_table = {phrase_key(k): v for k, v in surface_map(polarity.EN_AXES).items()}
         self._polarity = word_pattern(self._polarity_table)
         # "why or why not", "whether or not", "not only": no negated claim.
         self._not_negation = word_pattern(lex.NOT_NEGATION)

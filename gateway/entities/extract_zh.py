@@ -13,7 +13,7 @@ from gateway.entities.direction_zh import ChineseDirections, Term
 from gateway.entities.lexicon_zh import ChineseLexicon
 from gateway.entities.numbers import ZH_NUMERAL_CHARS, canonical, digits, parse_chinese
 from gateway.entities.persons import chinese_persons
-from gateway.entities.polarity import ZH_AXES, ZH_EVENTS_BEFORE_AFTER, ZH_NOT_POLARITY, surface_map
+from gateway.entities.polarity import Polarity, surface_map
 from gateway.entities.slots import SlotBuilder, TextSlots
 from gateway.entities.terms import chinese_content, chinese_tokens
 from gateway.entities.text import Masked, alternation, normalize
@@ -87,9 +87,12 @@ class ChineseExtractor:
         self._standalone_units = re.compile(alternation(standalone))
         self._latin_units = re.compile(r"(?<![a-z])(kg|km|gb|mb|tb|kb|ml|mph)(?![a-z])")
         self._periods = re.compile(alternation(unit_data.ZH_PERIODS))
-        self._not_polarity = re.compile(alternation(ZH_NOT_POLARITY))
-        self._before_after = re.compile(rf"(?:{alternation(ZH_EVENTS_BEFORE_AFTER)})(前|后)")
-        self._polarity_table = surface_map(ZH_AXES)
+        polarity = Polarity.packaged()
+        self._not_polarity = re.compile(alternation(polarity.ZH_NOT_POLARITY))
+        self._before_after = re.compile(
+            rf"(?:{alternation(polarity.ZH_EVENTS_BEFORE_AFTER)})(前|后)"
+        )
+        self._polarity_table = surface_map(polarity.ZH_AXES)
         self._polarity = re.compile(alternation(self._polarity_table))
         self._latin = re.compile(
             r"(?<![a-z0-9])[a-z][a-z0-9+#.'-]*[a-z0-9+#]|(?<![a-z0-9])[a-z](?![a-z0-9])"

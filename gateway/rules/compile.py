@@ -136,12 +136,14 @@ class RuleFile:
         rules: Mapping[str, Rule],
         tables: Mapping[str, Mapping[str, str | int]] | None = None,
         fragments: Mapping[str, str] | None = None,
+        groups: Mapping[str, Mapping[str, tuple[str, ...]]] | None = None,
     ) -> None:
         self.source = source
         self._words = words
         self._rules = rules
         self._tables = tables or {}
         self._fragments = fragments or {}
+        self._groups = groups or {}
 
     def pattern(self, name: str) -> re.Pattern[str]:
         return self.rule(name).pattern
@@ -181,6 +183,13 @@ class RuleFile:
         if not all(isinstance(value, int) for value in table.values()):
             raise RuleError(f"{self.source}: table {name!r} must map to whole numbers")
         return {key: int(value) for key, value in table.items()}
+
+    def groups(self, name: str) -> Mapping[str, tuple[str, ...]]:
+        """A `{value: [keys]}` table as written: each value with its keys, in order."""
+        try:
+            return self._groups[name]
+        except KeyError:
+            raise RuleError(f"{self.source}: no grouped table named {name!r}") from None
 
     def _table(self, name: str) -> Mapping[str, str | int]:
         try:
@@ -275,9 +284,16 @@ def _compile_file(
         if rule.name in rules:
             raise RuleError(f"{source}: rule {rule.name!r} is defined twice")
         rules[rule.name] = rule
-    tables = {name: _table(source, name, raw) for name, raw in (data.get("tables") or {}).items()}
+    raw_tables = data.get("tables") or {}
+    tables = {name: _table(source, name, raw) for name, raw in raw_tables.items()}
+    # Grouped tables also as written ({value: [keys]}, in order): the polarity axes.
+    groups = {
+        name: {str(value): tuple(keys) for value, keys in raw.items()}
+        for name, raw in raw_tables.items()
+        if all(isinstance(keys, list) for keys in raw.values())
+    }
     raw_fragments = {name: fragments[name] for name in data.get("fragments") or {}}
-    return RuleFile(source, words, rules, tables, raw_fragments), fragments
+    return RuleFile(source, words, rules, tables, raw_fragments, groups), fragments
 
 
 def _table(source: str, name: str, raw: Any) -> dict[str, str | int]:

@@ -123,6 +123,8 @@ tables:
 """
     ).file("shared/units")
     assert rule_file.texts("dimension") == {"km": "length", "mile": "length", "kg": "mass"}
+    # As written, too: each value with its keys, in order (the polarity axes read this).
+    assert rule_file.groups("dimension") == {"length": ("km", "mile"), "mass": ("kg",)}
     assert rule_file.texts("symbols") == {"$": "usd"}
     assert rule_file.numbers("months") == {"sept": 9}
     with pytest.raises(RuleError, match="table 'months' must map to text"):
