@@ -15,6 +15,10 @@ Classification never carries user text: `rule` is a short, fixed rule name
 English write intents are the rules' first, then a learnt model's for short commands the
 rules do not list (`write_model`; policy `classifier.write_intent_model`).
 
+The rules' patterns and word lists are data (`gateway/rules/data/`, loaded and checked
+once by `gateway.rules.compile.RuleBook`); the checks per class are a registry
+(`checks.CHECKS`).
+
 Cost: regular expressions compiled at construction (about 0.1 ms per short turn; long
 turns are read on their head and tail), plus spaCy only where a rule needs it: tags when
 an English turn is short or has a pronoun or demonstrative (follow-ups, ~1 ms), entities
@@ -25,30 +29,33 @@ Parses are memoised by the analyzer for the entity comparison that follows.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from enum import StrEnum
 from typing import Any
 
+from gateway.classify.checks import CHECKS, CheckInput, ClassifierRules
+from gateway.classify.classes import NonCacheableClass
 from gateway.classify.followup import FollowupRules
 from gateway.classify.ids import IdDetector
-from gateway.classify.lexicon_zh import ChineseRules
-from gateway.classify.messages import last_user_turn, normalize
+from gateway.classify.messages import last_user_turn
 from gateway.classify.personal_en import EnglishPersonalRules
+from gateway.classify.rules_zh import ChineseRules
 from gateway.classify.time_en import EnglishTimeRules
 from gateway.classify.tools import ToolInspector
+from gateway.classify.view import TextView
 from gateway.classify.write_en import EnglishWriteRules
 from gateway.classify.write_model import WriteIntentModel
-from gateway.nlp import TextAnalyzer, detect_language
+from gateway.nlp import TextAnalyzer
+from gateway.rules.compile import RuleBook
 
-
-class NonCacheableClass(StrEnum):
-    WRITE_INTENT = "write_intent"
-    TIME_SENSITIVE = "time_sensitive"
-    ENTITY_ID = "entity_id"
-    UNRESOLVED_FOLLOWUP = "unresolved_followup"
-    PERSONALIZED = "personalized"
-
+__all__ = [
+    "CACHEABLE",
+    "CHECK_ORDER",
+    "Classification",
+    "ClassifierSettings",
+    "NonCacheableClass",
+    "RequestClassifier",
+]
 
 # Precedence when several classes apply (see the module docstring).
 CHECK_ORDER: tuple[NonCacheableClass, ...] = (
@@ -84,29 +91,30 @@ class Classification:
 CACHEABLE = Classification(None, "none")
 # Policies are few and stable; past this many distinct pattern sets the cache is reset.
 _MAX_COMPILED_SETS = 256
-# Long turns (pasted documents) are judged on their head and tail, where instructions and
-# questions sit; this keeps the rules well under a millisecond whatever the length.
-_HEAD_CHARS = 1200
-_TAIL_CHARS = 1200
-# Rules that need the tagger (follow-up pronouns, date entities) are about short turns; a
-# longer one brings its own context, so it is not parsed here.
-_PARSE_LIMIT_CHARS = 1000
 
 
 class RequestClassifier:
     """Holds compiled rules and compiled policy patterns only; no per-request state."""
 
-    def __init__(self, analyzer: TextAnalyzer, write_model: WriteIntentModel | None = None) -> None:
+    def __init__(
+        self,
+        analyzer: TextAnalyzer,
+        write_model: WriteIntentModel | None = None,
+        rule_book: RuleBook | None = None,
+    ) -> None:
         self._analyzer = analyzer
-        self._ids = IdDetector()
-        self._en_write = EnglishWriteRules()
-        self._en_write_model = (
-            write_model if write_model is not None else WriteIntentModel.packaged()
+        book = rule_book if rule_book is not None else RuleBook.packaged()
+        self._rules = ClassifierRules(
+            ids=IdDetector(book),
+            en_write=EnglishWriteRules(book),
+            en_write_model=(
+                write_model if write_model is not None else WriteIntentModel.packaged()
+            ),
+            en_personal=EnglishPersonalRules(book),
+            en_time=EnglishTimeRules(book),
+            zh=ChineseRules(book),
+            followups=FollowupRules(book),
         )
-        self._en_personal = EnglishPersonalRules()
-        self._en_time = EnglishTimeRules()
-        self._zh = ChineseRules()
-        self._followups = FollowupRules()
         self._tools = ToolInspector()
         self._compiled: dict[tuple[str, ...], re.Pattern[str]] = {}
         self._cjk = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
@@ -146,7 +154,7 @@ class RequestClassifier:
         """Classify one user turn; `has_earlier_turns` says whether a dialogue precedes it."""
         if not text.strip() or not settings.enabled:
             return CACHEABLE
-        view = _TextView(text, self._analyzer, self._cjk, self._latin)
+        view = TextView(text, self._analyzer, self._cjk, self._latin)
         for cls in CHECK_ORDER:
             if cls not in settings.enabled:
                 continue
@@ -161,47 +169,16 @@ class RequestClassifier:
     def _check(
         self,
         cls: NonCacheableClass,
-        view: _TextView,
+        view: TextView,
         has_earlier: bool,
         settings: ClassifierSettings,
     ) -> str | None:
-        # Mixed-language turns ("帮我 cancel the order") get both rule sets.
-        rule: str | None = None
-        if cls is NonCacheableClass.ENTITY_ID:
-            return self._ids.detect(view.normalized)
-        if cls is NonCacheableClass.WRITE_INTENT:
-            if view.has_cjk:
-                rule = self._zh.write(view.normalized)
-            if rule is None and view.has_latin:
-                rule = self._en_write.write(view.lower)
-            if (
-                rule is None
-                and settings.write_model
-                and view.language == "en"
-                # The model's own gates turn most turns (questions) away first.
-                and self._en_write_model.fires(view.lower)
-                and not self._en_write.rules_out_act(view.lower)
-            ):
-                rule = "en.write.model"
-            return rule
-        if cls is NonCacheableClass.PERSONALIZED:
-            if view.has_cjk:
-                rule = self._zh.personal(view.normalized)
-            if rule is None and view.has_latin:
-                rule = self._en_personal.personal(view.lower)
-            return rule
-        if cls is NonCacheableClass.TIME_SENSITIVE:
-            if view.has_cjk:
-                rule = self._zh.time(view.normalized)
-            if rule is None and view.has_latin:
-                rule = self._en_time.time(view.lower, view.english_doc())
-            return rule
-        # Follow-ups judge the turn as a whole, so only its main language's rules apply.
-        if view.language == "zh":
-            return self._followups.chinese(view.normalized, has_earlier_turns=has_earlier)
-        return self._followups.english(
-            view.lower, view.tagged, view.tokens, has_earlier_turns=has_earlier
-        )
+        given = CheckInput(view, has_earlier, settings.write_model)
+        for check in CHECKS[cls]:
+            rule = check(self._rules, given)
+            if rule is not None:
+                return rule
+        return None
 
     def _policy_pattern(self, patterns: tuple[str, ...]) -> re.Pattern[str]:
         """One compiled alternation per pattern set, compiled on first use and kept."""
@@ -212,66 +189,6 @@ class RequestClassifier:
             compiled = re.compile("|".join(f"(?:{p})" for p in patterns), re.IGNORECASE)
             self._compiled[patterns] = compiled
         return compiled
-
-
-class _TextView:
-    """One turn in the forms the rules read, computed once; the parse only on demand."""
-
-    __slots__ = (
-        "_analyzer",
-        "_doc",
-        "has_cjk",
-        "has_latin",
-        "language",
-        "lower",
-        "normalized",
-        "original",
-    )
-
-    def __init__(
-        self, text: str, analyzer: TextAnalyzer, cjk: re.Pattern[str], latin: re.Pattern[str]
-    ) -> None:
-        self.original = text
-        if len(text) > _HEAD_CHARS + _TAIL_CHARS:
-            text = f"{text[:_HEAD_CHARS]}\n{text[-_TAIL_CHARS:]}"
-        self.normalized = normalize(text)
-        self.lower = self.normalized.lower()
-        self.has_cjk = cjk.search(self.normalized) is not None
-        self.has_latin = latin.search(self.normalized) is not None
-        self.language = detect_language(self.normalized)
-        self._analyzer = analyzer
-        self._doc: Any = None
-
-    def doc(self) -> Any | None:
-        """The spaCy parse of the turn, or None for long turns (see _PARSE_LIMIT_CHARS)."""
-        if len(self.original) > _PARSE_LIMIT_CHARS:
-            return None
-        if self._doc is None:
-            # The original text: the analyzer memoises by text, and the entity
-            # comparison parses the same turn.
-            self._doc = self._analyzer.doc(self.original)
-        return self._doc
-
-    def tagged(self) -> Any | None:
-        """The parse with tags only (no entities), or None for long turns."""
-        if len(self.original) > _PARSE_LIMIT_CHARS:
-            return None
-        if self._doc is not None:
-            return self._doc
-        return self._analyzer.tagged(self.original)
-
-    def tokens(self) -> Any | None:
-        """The tokens `tagged` would have, without running a model; None for long turns."""
-        if len(self.original) > _PARSE_LIMIT_CHARS:
-            return None
-        return self._analyzer.tokens(self.original)
-
-    def english_doc(self) -> Callable[[], Any] | None:
-        """The parse for short English turns; Chinese-pipeline docs have no English
-        entities."""
-        if self.language != "en" or len(self.original) > _PARSE_LIMIT_CHARS:
-            return None
-        return self.doc
 
 
 def _only(settings: ClassifierSettings, cls: NonCacheableClass) -> ClassifierSettings:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
-from gateway.entities import lexicon_zh as lex
+from gateway.entities.lexicon_zh import ChineseLexicon
 from gateway.entities.text import alternation
 
 _WINDOW = 12  # characters searched on each side of a marker
@@ -28,6 +28,7 @@ class Term(NamedTuple):
 
 class ChineseDirections:
     def __init__(self) -> None:
+        lex = ChineseLexicon.packaged()
         # Non-markers in the same alternation, longest first: 收到 wins over 到.
         self._markers = re.compile(alternation((*lex.DIRECTION_MARKERS, *lex.NOT_DIRECTION)))
         self._not_markers = frozenset(lex.NOT_DIRECTION)

@@ -29,7 +29,7 @@ from gateway.entities.quotes import quoted_words
 from gateway.entities.slots import TextSlots
 from gateway.entities.terms import compare_terms, term_changes
 from gateway.entities.text import cap, joined
-from gateway.entities.units import DIMENSION
+from gateway.entities.units import Units
 from gateway.nlp import TextAnalyzer, detect_language
 
 
@@ -226,10 +226,13 @@ def _same_chinese_endpoint(left: str, right: str) -> bool:
 
 
 def _units(q: TextSlots, c: TextSlots) -> Difference:
+    dimension_of = Units.packaged().DIMENSION
     # Per dimension, when both texts name one: km vs mile, °C vs °F, per month vs per year.
-    for dimension in sorted({DIMENSION[u] for u in q.units} & {DIMENSION[u] for u in c.units}):
-        q_units = {u for u in q.units if DIMENSION[u] == dimension}
-        c_units = {u for u in c.units if DIMENSION[u] == dimension}
+    for dimension in sorted(
+        {dimension_of[u] for u in q.units} & {dimension_of[u] for u in c.units}
+    ):
+        q_units = {u for u in q.units if dimension_of[u] == dimension}
+        c_units = {u for u in c.units if dimension_of[u] == dimension}
         if q_units != c_units:
             return joined(q_units), joined(c_units)
     # The same number with another unit: "5公斤等于多少磅" vs "5磅等于多少公斤".
@@ -238,7 +241,7 @@ def _units(q: TextSlots, c: TextSlots) -> Difference:
             if (
                 number == other_number
                 and unit != other_unit
-                and DIMENSION[unit] == DIMENSION[other_unit]
+                and dimension_of[unit] == dimension_of[other_unit]
                 and (number, other_unit) not in q.quantities
                 and (other_number, unit) not in c.quantities
             ):

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from gateway.entities import lexicon_en as lex
+from gateway.entities.lexicon_en import EnglishLexicon
 from gateway.entities.names_en import EnglishNames
 from gateway.entities.numbers import (
     EN_ORDINALS,
@@ -22,18 +22,11 @@ from gateway.entities.numbers import (
     parse_english,
 )
 from gateway.entities.persons import english_persons
-from gateway.entities.polarity import (
-    EN_AXES,
-    EN_NOT_POLARITY,
-    EN_QUANTITY_POSITION,
-    EN_SPLIT_PHRASALS,
-    surface_map,
-)
+from gateway.entities.polarity import Polarity, surface_map
 from gateway.entities.slots import SlotBuilder, TextSlots
 from gateway.entities.terms import english_content, english_tokens
 from gateway.entities.text import Masked, alternation, keyed, normalize, phrase_key, word_pattern
-from gateway.entities.units import EN_AFTER_NUMBER_ONLY, EN_CURRENCY_SYMBOLS
-from gateway.entities.units import EN_UNITS as UNIT_NAMES
+from gateway.entities.units import Units
 
 _NUMBER = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)*"
 _SCALE = {"k": 1000, "thousand": 1000, "million": 10**6, "mil": 10**6, "billion": 10**9,
@@ -48,7 +41,6 @@ _SUFFIXES = (
 # mismatch instead of the same number with or without a unit. The cost is one-sided:
 # "in 3s" no longer equals "in 3 seconds", a missed hit, never a wrong one.
 _MODEL_SUFFIX_S = re.compile(r"^\ds$")
-_MONTH_NAMES = alternation(lex.MONTHS)
 # Currency codes written before the amount: "Rs. 500", "INR 20000", "USD 100".
 _CURRENCY_PREFIXES = "rs|inr|usd|eur|gbp|cad|aud|rmb|cny|jpy|hkd|sgd|chf"
 
@@ -63,6 +55,10 @@ class EnglishExtractor:
     """Compiled once per comparator; `extract` is pure."""
 
     def __init__(self) -> None:
+        lex = EnglishLexicon.packaged()
+        unit_data = Units.packaged()
+        self._lex, self._units = lex, unit_data
+        month_names = alternation(lex.MONTHS)
         self._names = EnglishNames()
         self._url = re.compile(r"\b(?:https?://|www\.)[^\s]+[^\s.,;:!?)\"']")
         self._email = re.compile(r"(?<![\w.+-])[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
@@ -72,7 +68,7 @@ class EnglishExtractor:
         )
         self._snake = re.compile(r"(?<![\w])[a-z0-9]+(?:_[a-z0-9]+)+(?![\w])")
         self._code = re.compile(r"(?<![\w@/.$€£¥-])[a-z0-9]+(?:[-_][a-z0-9]+)*(?![\w@])")
-        unit_words = alternation(u for u in UNIT_NAMES if u.isalpha())
+        unit_words = alternation(u for u in unit_data.EN_UNITS if u.isalpha())
         self._not_code = re.compile(rf"^\d+(?:\.\d+)?(?:(?:-[a-z]+)+|{_SUFFIXES}|{unit_words})$")
         self._holidays_table = keyed(lex.HOLIDAYS)
         self._holidays = word_pattern(lex.HOLIDAYS)
@@ -88,12 +84,12 @@ class EnglishExtractor:
         self._iso_date = re.compile(r"\b(\d{4})[-/.](\d{1,2})[-/.](\d{1,2})\b")
         self._numeric_date = re.compile(r"\b(\d{1,2})/(\d{1,2})/(\d{2,4})\b")
         self._month_day = re.compile(
-            rf"\b({_MONTH_NAMES})\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?\b(?:,?\s+(\d{{4}})\b)?"
+            rf"\b({month_names})\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?\b(?:,?\s+(\d{{4}})\b)?"
         )
         self._day_month = re.compile(
-            rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?({_MONTH_NAMES})\b\.?(?:,?\s+(\d{{4}})\b)?"
+            rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?({month_names})\b\.?(?:,?\s+(\d{{4}})\b)?"
         )
-        self._month_year = re.compile(rf"\b({_MONTH_NAMES})\.?,?\s+(\d{{4}})\b")
+        self._month_year = re.compile(rf"\b({month_names})\.?,?\s+(\d{{4}})\b")
         full_months = alternation(m for m in lex.MONTHS if len(m) > 3 or m == "may")
         self._month = re.compile(rf"\b({full_months})\b")
         self._month_context = re.compile(
@@ -111,8 +107,8 @@ class EnglishExtractor:
         )
         self._noon = re.compile(r"\b(noon|midday|midnight)\b")
         self._year = re.compile(r"(?<![\w$€£¥.,])(1[89]\d\d|20\d\d)(?![\w.,%]|\s*-\s*\w)")
-        units = alternation(UNIT_NAMES).replace(r"\ ", r"\s+")
-        self._unit_table = keyed(UNIT_NAMES)
+        units = alternation(unit_data.EN_UNITS).replace(r"\ ", r"\s+")
+        self._unit_table = keyed(unit_data.EN_UNITS)
         self._digits_quantity = re.compile(
             rf"(?<![\w.])(?P<cur>[$€£¥₹₩]|(?:{_CURRENCY_PREFIXES})\.?(?=\s?\d))?\s?(?P<num>{_NUMBER})"
             r"(?:\s?(?P<scale>k|thousand|million|mil|billion|bn)(?![\w]))?"
@@ -124,13 +120,13 @@ class EnglishExtractor:
             rf"(?:{number_words})(?:(?:[\s-]+|\s+and\s+)(?:{number_words}))*)\b"
             rf"(?:\s?-?\s?(?P<unit>{units})(?![\w]))?"
         )
-        after_number = alternation(EN_AFTER_NUMBER_ONLY)
+        after_number = alternation(unit_data.EN_AFTER_NUMBER_ONLY)
         self._unit_in_context = re.compile(
             r"\b(?:per|a|an|each|every|how\s+many|how\s+much|several|few|couple\s+of|"
             rf"number\s+of|many)\s+(?P<unit>{after_number})(?![\w])"
         )
         self._free_standing_units = word_pattern(
-            u for u in UNIT_NAMES if u not in EN_AFTER_NUMBER_ONLY and u.isascii()
+            u for u in unit_data.EN_UNITS if u not in unit_data.EN_AFTER_NUMBER_ONLY and u.isascii()
         )
         self._symbol_units = re.compile(r"°\s?[cf]\b|%")
         self._digit_ordinal = re.compile(r"\b(\d+)(?:st|nd|rd|th)\b")
@@ -154,10 +150,11 @@ class EnglishExtractor:
         self._sizes = re.compile(
             rf"\b(?:a|an|the|one|two|three|\d+|my|your|our)\s+(?P<size>{sizes})\s+(?=[a-z])"
         )
-        self._not_polarity = word_pattern(EN_NOT_POLARITY)
-        self._quantity_position = tuple((re.compile(p), pole) for p, pole in EN_QUANTITY_POSITION)
-        self._split_phrasals = tuple((re.compile(p), pole) for p, pole in EN_SPLIT_PHRASALS)
-        self._polarity_table = {phrase_key(k): v for k, v in surface_map(EN_AXES).items()}
+        polarity = Polarity.packaged()
+        self._not_polarity = word_pattern(polarity.EN_NOT_POLARITY)
+        self._quantity_position = polarity.EN_QUANTITY_POSITION
+        self._split_phrasals = polarity.EN_SPLIT_PHRASALS
+        self._polarity_table = {phrase_key(k): v for k, v in surface_map(polarity.EN_AXES).items()}
         self._polarity = word_pattern(self._polarity_table)
         # "why or why not", "whether or not", "not only": no negated claim.
         self._not_negation = word_pattern(lex.NOT_NEGATION)
@@ -199,7 +196,7 @@ class EnglishExtractor:
             slots.time_words.add(f"{match.group(1)} {match.group(2)}")
         for match in masked.take(self._relative):
             noun = "autumn" if match.group(2) == "fall" else match.group(2)
-            slots.time_words.add(f"{lex.RELATIVE_MODIFIERS[match.group(1)]} {noun}")
+            slots.time_words.add(f"{self._lex.RELATIVE_MODIFIERS[match.group(1)]} {noun}")
         for match in masked.take(self._time_words):
             slots.time_words.add(self._time_table[phrase_key(match.group(0))])
 
@@ -211,24 +208,24 @@ class EnglishExtractor:
             slots.dates.add("/".join(str(int(part)) for part in match.groups()))
         for match in masked.take(self._month_day):
             month, day, year = match.groups()
-            slots.dates.add(_date(year, lex.MONTHS[month], day))
+            slots.dates.add(_date(year, self._lex.MONTHS[month], day))
         for match in masked.take(self._day_month):
             day, month, year = match.groups()
-            slots.dates.add(_date(year, lex.MONTHS[month], day))
+            slots.dates.add(_date(year, self._lex.MONTHS[month], day))
         for match in masked.take(self._month_year):
             month, year = match.groups()
-            slots.dates.add(_date(year, lex.MONTHS[month], None))
+            slots.dates.add(_date(year, self._lex.MONTHS[month], None))
         spans = []
         for match in self._month.finditer(masked.text):
             if self._is_month(masked, match):
-                slots.dates.add(f"m{lex.MONTHS[match.group(1)]}")
+                slots.dates.add(f"m{self._lex.MONTHS[match.group(1)]}")
                 spans.append(match.span())
         masked.blank(spans)
         slots.dates.update(
-            lex.WEEKDAYS[phrase_key(m.group(0))] for m in masked.take(self._weekdays)
+            self._lex.WEEKDAYS[phrase_key(m.group(0))] for m in masked.take(self._weekdays)
         )
         slots.dates.update("autumn" for _ in masked.take(self._fall))
-        slots.dates.update(lex.SEASONS[m.group(0)] for m in masked.take(self._seasons))
+        slots.dates.update(self._lex.SEASONS[m.group(0)] for m in masked.take(self._seasons))
         for match in masked.take(self._decade):
             slots.dates.add(f"{int(match.group(1)) % 100:02d}s")
         for match in masked.take(self._decade_word):
@@ -246,7 +243,7 @@ class EnglishExtractor:
         """`May` the month, not `may` the verb: capitalised mid-sentence, or after a
         preposition ("in may")."""
         name = match.group(1)
-        if name not in lex.AMBIGUOUS_MONTHS:
+        if name not in self._lex.AMBIGUOUS_MONTHS:
             return True
         start = match.start()
         before = masked.low[:start]
@@ -296,7 +293,7 @@ class EnglishExtractor:
     def _unit(self, symbol: str | None, unit: str | None) -> str | None:
         if symbol:
             symbol = symbol.rstrip(". ")
-            return EN_CURRENCY_SYMBOLS.get(symbol) or self._unit_table[symbol]
+            return self._units.EN_CURRENCY_SYMBOLS.get(symbol) or self._unit_table[symbol]
         if unit:
             return self._unit_table[phrase_key(" ".join(unit.split()))]
         return None
@@ -317,13 +314,13 @@ class EnglishExtractor:
         spans = []
         for match in self._tier_words.finditer(masked.text):
             if self._is_tier(masked, match):
-                slots.tiers.add(lex.TIERS[match.group(0)])
+                slots.tiers.add(self._lex.TIERS[match.group(0)])
                 spans.append(match.span())
         masked.blank(spans)
 
     def _is_tier(self, masked: Masked, match: re.Match[str]) -> bool:
         word, start, end = match.group(0), match.start(), match.end()
-        if word in lex.STRONG_TIERS or word == "free":
+        if word in self._lex.STRONG_TIERS or word == "free":
             return True
         if word == "plus" and self._arithmetic.match(masked.low, end):
             return False  # "2 plus 2"

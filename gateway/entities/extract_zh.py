@@ -9,15 +9,15 @@ from __future__ import annotations
 
 import re
 
-from gateway.entities import lexicon_zh as lex
 from gateway.entities.direction_zh import ChineseDirections, Term
+from gateway.entities.lexicon_zh import ChineseLexicon
 from gateway.entities.numbers import ZH_NUMERAL_CHARS, canonical, digits, parse_chinese
 from gateway.entities.persons import chinese_persons
-from gateway.entities.polarity import ZH_AXES, ZH_EVENTS_BEFORE_AFTER, ZH_NOT_POLARITY, surface_map
+from gateway.entities.polarity import Polarity, surface_map
 from gateway.entities.slots import SlotBuilder, TextSlots
 from gateway.entities.terms import chinese_content, chinese_tokens
 from gateway.entities.text import Masked, alternation, normalize
-from gateway.entities.units import ZH_AFTER_NUMBER_ONLY, ZH_PERIODS, ZH_UNITS
+from gateway.entities.units import Units
 
 _SHORT_NUMBER = r"\d{1,2}|[零〇一二三四五六七八九十]{1,3}"
 _RUN = rf"[{ZH_NUMERAL_CHARS}]+(?:点[零〇一二三四五六七八九]+)?"
@@ -33,6 +33,9 @@ class ChineseExtractor:
     """Compiled once per comparator; `extract` is pure."""
 
     def __init__(self) -> None:
+        lex = ChineseLexicon.packaged()
+        unit_data = Units.packaged()
+        self._lex, self._units = lex, unit_data
         self._alias_table = {key.lower(): value for key, value in lex.ALIASES.items()}
         self._aliases = re.compile(alternation(self._alias_table))
         self._url = re.compile(r"(?:https?://|www\.)[a-z0-9./?=&%#_:~+-]+[a-z0-9/]")
@@ -70,19 +73,26 @@ class ChineseExtractor:
         self._half = re.compile(
             rf"(?<![{ZH_NUMERAL_CHARS}\d])({_RUN}|\d+)个半|半(?=个?(?:小时|钟头|天|年|月|斤|公斤|杯|价))"
         )
-        units = alternation(ZH_UNITS)
+        units = alternation(unit_data.ZH_UNITS)
         self._quantity = re.compile(
             rf"(?<![a-z0-9.])(?P<num>\d{{1,3}}(?:,\d{{3}})+(?:\.\d+)?|\d+(?:\.\d+)?|{_RUN})"
             r"\s*(?P<scale>[万亿]|千(?![克米瓦卡])|百(?![分]))?"
             rf"\s*个?\s*(?:(?P<unit>{units})(?![a-z]))?"
         )
-        standalone = [u for u in ZH_UNITS if u not in ZH_AFTER_NUMBER_ONLY and not u.isascii()]
+        standalone = [
+            u
+            for u in unit_data.ZH_UNITS
+            if u not in unit_data.ZH_AFTER_NUMBER_ONLY and not u.isascii()
+        ]
         self._standalone_units = re.compile(alternation(standalone))
         self._latin_units = re.compile(r"(?<![a-z])(kg|km|gb|mb|tb|kb|ml|mph)(?![a-z])")
-        self._periods = re.compile(alternation(ZH_PERIODS))
-        self._not_polarity = re.compile(alternation(ZH_NOT_POLARITY))
-        self._before_after = re.compile(rf"(?:{alternation(ZH_EVENTS_BEFORE_AFTER)})(前|后)")
-        self._polarity_table = surface_map(ZH_AXES)
+        self._periods = re.compile(alternation(unit_data.ZH_PERIODS))
+        polarity = Polarity.packaged()
+        self._not_polarity = re.compile(alternation(polarity.ZH_NOT_POLARITY))
+        self._before_after = re.compile(
+            rf"(?:{alternation(polarity.ZH_EVENTS_BEFORE_AFTER)})(前|后)"
+        )
+        self._polarity_table = surface_map(polarity.ZH_AXES)
         self._polarity = re.compile(alternation(self._polarity_table))
         self._latin = re.compile(
             r"(?<![a-z0-9])[a-z][a-z0-9+#.'-]*[a-z0-9+#]|(?<![a-z0-9])[a-z](?![a-z0-9])"
@@ -128,30 +138,36 @@ class ChineseExtractor:
             name = match.group(0)
             slots.entities.add(name)
             terms.append(Term(match.start(), match.end(), name))
-            region = lex.REGION_OF.get(name)
+            region = self._lex.REGION_OF.get(name)
             while region is not None:  # 西湖 -> 杭州 -> 浙江
                 slots.mentions.add(region)
-                region = lex.REGION_OF.get(region)
+                region = self._lex.REGION_OF.get(region)
 
     def _dates(self, masked: Masked, slots: SlotBuilder) -> None:
-        slots.dates.update(lex.HOLIDAYS[m.group(0)] for m in masked.take(self._holidays))
-        slots.time_words.update(lex.TIME_WORDS[m.group(0)] for m in masked.take(self._time_words))
+        slots.dates.update(self._lex.HOLIDAYS[m.group(0)] for m in masked.take(self._holidays))
+        slots.time_words.update(
+            self._lex.TIME_WORDS[m.group(0)] for m in masked.take(self._time_words)
+        )
         slots.dates.update(f"y{_number(m.group(1))}" for m in masked.take(self._year))
         for match in masked.take(self._month_day):
             slots.dates.add(f"m{_number(match.group(1))}-d{_number(match.group(2))}")
         slots.dates.update(f"m{_number(m.group(1))}" for m in masked.take(self._month))
         slots.dates.update(f"d{_number(m.group(1))}" for m in masked.take(self._day))
-        slots.dates.update(lex.WEEKDAYS[m.group(1)] for m in masked.take(self._weekday))
+        slots.dates.update(self._lex.WEEKDAYS[m.group(1)] for m in masked.take(self._weekday))
         slots.dates.update("weekend" for _ in masked.take(self._weekend))
-        slots.dates.update(lex.SEASONS[m.group(0)] for m in masked.take(self._seasons))
+        slots.dates.update(self._lex.SEASONS[m.group(0)] for m in masked.take(self._seasons))
         for match in masked.take(self._clock):
             minutes = "30" if match.group(2) == "半" else "00"
             slots.dates.add(f"t{_number(match.group(1))}:{minutes}")
 
     def _tiers(self, masked: Masked, slots: SlotBuilder) -> None:
-        slots.tiers.update(lex.TIER_PREFIXES[m.group(1)] for m in masked.take(self._tier_pairs))
-        slots.tiers.update(lex.TIER_WORDS[m.group(0)] for m in masked.take(self._tier_words))
-        slots.tiers.update(lex.LATIN_TIERS[m.group(1)] for m in masked.take(self._latin_tiers))
+        slots.tiers.update(
+            self._lex.TIER_PREFIXES[m.group(1)] for m in masked.take(self._tier_pairs)
+        )
+        slots.tiers.update(self._lex.TIER_WORDS[m.group(0)] for m in masked.take(self._tier_words))
+        slots.tiers.update(
+            self._lex.LATIN_TIERS[m.group(1)] for m in masked.take(self._latin_tiers)
+        )
 
     def _count_negations(self, text: str) -> int:
         text = self._not_negation.sub(" ", text)
@@ -171,14 +187,14 @@ class ChineseExtractor:
             number = self._quantity_number(match)
             if number is None:
                 continue
-            unit = ZH_UNITS.get(match.group("unit") or "")
+            unit = self._units.ZH_UNITS.get(match.group("unit") or "")
             slots.quantity(number, unit)
             if unit:
                 terms.append(Term(match.start("unit"), match.end("unit"), unit))
         for pattern, table in (
-            (self._standalone_units, ZH_UNITS),
-            (self._latin_units, ZH_UNITS),
-            (self._periods, ZH_PERIODS),
+            (self._standalone_units, self._units.ZH_UNITS),
+            (self._latin_units, self._units.ZH_UNITS),
+            (self._periods, self._units.ZH_PERIODS),
         ):
             for match in masked.take(pattern):
                 slots.units.add(table[match.group(0)])
@@ -205,7 +221,7 @@ class ChineseExtractor:
     def _latin_names(self, masked: Masked, slots: SlotBuilder, terms: list[Term]) -> None:
         for match in masked.take(self._latin):
             word = match.group(0)
-            if len(word) > 1 and word not in _LATIN_NOT_NAMES and word not in ZH_UNITS:
+            if len(word) > 1 and word not in _LATIN_NOT_NAMES and word not in self._units.ZH_UNITS:
                 slots.entities.add(word)
                 terms.append(Term(match.start(), match.end(), word))
 

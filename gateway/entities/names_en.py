@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from gateway.entities import lexicon_en as lex
+from gateway.entities.lexicon_en import EnglishLexicon
 from gateway.entities.numbers import EN_NUMBER_WORDS, EN_ORDINALS
 from gateway.entities.slots import SlotBuilder
 from gateway.entities.text import (
@@ -26,7 +26,7 @@ from gateway.entities.text import (
     word_pattern,
     words,
 )
-from gateway.entities.units import EN_UNITS as UNIT_NAMES
+from gateway.entities.units import Units
 
 _LABELS = frozenset(
     {"PERSON", "GPE", "LOC", "ORG", "PRODUCT", "NORP", "FAC", "EVENT", "WORK_OF_ART", "LANGUAGE"}
@@ -64,6 +64,9 @@ class EnglishNames:
     """Compiled once per extractor."""
 
     def __init__(self) -> None:
+        lex = EnglishLexicon.packaged()
+        self._lex = lex
+        unit_names = Units.packaged().EN_UNITS
         self._cased_aliases = re.compile(
             r"(?<![\w.])(?:U\.S\.A\.?|U\.S\.?|U\.K\.?|USA|US|UK)(?![\w])"
         )
@@ -83,10 +86,10 @@ class EnglishNames:
                 *EN_ORDINALS, *lex.RELATIVE_MODIFIERS, *lex.RELATIVE_NOUNS,
                 *(word for phrase in lex.HOLIDAYS for word in phrase.split()),
                 *(word for phrase in lex.TIME_WORDS for word in phrase.split()),
-                *(word for phrase in UNIT_NAMES for word in phrase.split()),
+                *(word for phrase in unit_names for word in phrase.split()),
             }
         )  # fmt: skip
-        self._units = keyed(UNIT_NAMES)
+        self._units = keyed(unit_names)
         self._terms = frozenset({*lex.ENTITY_NAMES, *FILE_FORMATS, *self._units.values()})
         self._stops = frozenset(lex.ENDPOINT_STOPS)
         span = r"[^,.;?!()\"]"
@@ -146,7 +149,7 @@ class EnglishNames:
         return not (
             initial
             and len(ent) == 1
-            and (first.pos_ in _NOT_NAME_TAGS or first.lower_ in lex.NOT_NAMES)
+            and (first.pos_ in _NOT_NAME_TAGS or first.lower_ in self._lex.NOT_NAMES)
         )
 
     def _key(self, text: str) -> str:
@@ -230,7 +233,7 @@ class EnglishNames:
         content = [
             self._canonical(t)
             for t in tokens
-            if t not in lex.STOPWORDS
+            if t not in self._lex.STOPWORDS
             and t not in EN_NUMBER_WORDS
             and not t.replace(".", "").isdigit()
         ]

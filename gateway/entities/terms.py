@@ -26,10 +26,10 @@ from __future__ import annotations
 
 import re
 from difflib import SequenceMatcher
-from functools import lru_cache
+from functools import cache, lru_cache
 from itertools import pairwise
 
-from gateway.entities import lexicon_terms as lex
+from gateway.entities.lexicon_terms import TermLexicon
 from gateway.entities.slots import TextSlots
 from gateway.entities.text import alternation, joined
 
@@ -47,7 +47,12 @@ _EN_SUFFIXES = (
 )  # fmt: skip
 _ZH_DROP = re.compile(r"[\W_a-z0-9]+")
 _ZH_NUMERALS = re.compile(r"[零〇一二三四五六七八九十百千万亿两半]+")
-_ZH_FUNCTION = re.compile(alternation(lex.ZH_FUNCTION_WORDS))
+
+
+# The word lists are data, loaded on first use (never at import); these derive from them.
+@cache
+def _zh_function() -> re.Pattern[str]:
+    return re.compile(alternation(TermLexicon.packaged().ZH_FUNCTION_WORDS))
 
 
 def english_tokens(text: str) -> tuple[str, ...]:
@@ -60,10 +65,11 @@ def english_tokens(text: str) -> tuple[str, ...]:
 
 def english_content(text: str) -> tuple[str, ...]:
     """The content words among `english_tokens(text)`."""
+    stopwords = TermLexicon.packaged().EN_STOPWORDS
     return tuple(
         word
         for word in english_tokens(text)
-        if len(word) > 1 and not word.isdigit() and word not in lex.EN_STOPWORDS
+        if len(word) > 1 and not word.isdigit() and word not in stopwords
     )
 
 
@@ -76,7 +82,7 @@ def chinese_content(text: str) -> tuple[str, ...]:
     """Characters of the content words: Latin words (names, codes), numerals and
     function words dropped."""
     text = _ZH_NUMERALS.sub("", _ZH_DROP.sub("", text))
-    return tuple(_ZH_FUNCTION.sub("", text))
+    return tuple(_zh_function().sub("", text))
 
 
 # (kind, query side, candidate side): "antonym" (Chinese characters), "replace" (each
@@ -105,10 +111,12 @@ def decisive(change: Change, language: str) -> bool:
         if kind == "replace":
             return len(query) == len(candidate) <= 2
         added = query or candidate
-        return added in lex.ZH_QUALIFIERS or (len(added) == 2 and added[0] in lex.ZH_QUALIFIERS)
+        qualifiers = TermLexicon.packaged().ZH_QUALIFIERS
+        return added in qualifiers or (len(added) == 2 and added[0] in qualifiers)
     if kind == "replace":
         return " " not in query and " " not in candidate
-    return any(word in lex.EN_QUALIFIERS for word in (query or candidate).split())
+    qualifiers = TermLexicon.packaged().EN_QUALIFIERS
+    return any(word in qualifiers for word in (query or candidate).split())
 
 
 def term_changes(query: TextSlots, candidate: TextSlots) -> list[Change]:
@@ -177,7 +185,7 @@ def _same_word(left: str, right: str) -> bool:
 def english_stem(word: str) -> str:
     """A crude stem, enough to tell inflections and derivations apart from other words:
     develop, develops, developing, development -> develop."""
-    word = lex.EN_IRREGULAR.get(word, word)
+    word = TermLexicon.packaged().EN_IRREGULAR.get(word, word)
     for suffix in _EN_SUFFIXES:
         if word.endswith(suffix) and len(word) - len(suffix) >= 3:
             word = word[: -len(suffix)]
@@ -189,17 +197,21 @@ def english_stem(word: str) -> str:
     return word
 
 
-_EN_SYNONYM_GROUPS: dict[str, set[int]] = {}
-for _index, _group in enumerate(lex.EN_SYNONYMS):
-    for _member in _group:
-        for _form in (_member, english_stem(_member)):
-            _EN_SYNONYM_GROUPS.setdefault(_form, set()).add(_index)
+@cache
+def _en_synonym_groups() -> dict[str, set[int]]:
+    """The synonym groups of each word and of its stem."""
+    groups: dict[str, set[int]] = {}
+    for index, group in enumerate(TermLexicon.packaged().EN_SYNONYMS):
+        for member in group:
+            for form in (member, english_stem(member)):
+                groups.setdefault(form, set()).add(index)
+    return groups
 
 
 def _synonyms(word: str, stem: str) -> set[int]:
     groups: set[int] = set()
     for form in (word, stem, *_singulars(word)):
-        groups |= _EN_SYNONYM_GROUPS.get(form, set())
+        groups |= _en_synonym_groups().get(form, set())
     return groups
 
 
@@ -238,18 +250,17 @@ def levenshtein(left: str, right: str, limit: int) -> int | None:
 # Chinese ---------------------------------------------------------------------------
 
 
+@cache
 def _zh_groups() -> tuple[dict[str, set[int]], tuple[frozenset[str], ...]]:
     """Variant groups as the content alignment sees them (function words dropped)."""
+    variants = TermLexicon.packaged().ZH_VARIANTS
     index: dict[str, set[int]] = {}
-    for number, group in enumerate(lex.ZH_VARIANTS):
+    for number, group in enumerate(variants):
         for member in group:
             for form in (member, "".join(chinese_content(member))):
                 if form:
                     index.setdefault(form, set()).add(number)
-    return index, lex.ZH_VARIANTS
-
-
-_ZH_VARIANT_GROUPS, _ZH_VARIANT_LIST = _zh_groups()
+    return index, variants
 
 
 def _chinese(
@@ -262,19 +273,21 @@ def _chinese(
     if matcher.ratio() < ZH_MIN_RATIO:
         return []
     q_text, c_text = "".join(q_tokens), "".join(c_tokens)
+    antonyms = TermLexicon.packaged().ZH_ANTONYMS
     changes: list[Change] = []
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
         if tag == "replace" and i2 - i1 == 1 and j2 - j1 == 1:
             q_char, c_char = q_tokens[i1], c_tokens[j1]
             swapped = q_char in c_text or c_char in q_text  # "先有男人还是女人", reordered
-            if frozenset((q_char, c_char)) in lex.ZH_ANTONYMS and not swapped:
+            if frozenset((q_char, c_char)) in antonyms and not swapped:
                 changes.append(("antonym", q_char, c_char))
     matcher = SequenceMatcher(None, q_content, c_content, autojunk=False)
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
         if tag == "equal":
             continue
         q_span, c_span = "".join(q_content[i1:i2]), "".join(c_content[j1:j2])
-        if _ZH_VARIANT_GROUPS.get(q_span, set()) & _ZH_VARIANT_GROUPS.get(c_span, set()):
+        variant_groups = _zh_groups()[0]
+        if variant_groups.get(q_span, set()) & variant_groups.get(c_span, set()):
             continue
         q_span = "" if _zh_explained(q_span, c_text) else q_span
         c_span = "" if _zh_explained(c_span, q_text) else c_span
@@ -287,7 +300,8 @@ def _zh_explained(span: str, other: str) -> bool:
     """The span occurs in the other text (moved), or a variant of it does."""
     if not span or span in other:
         return True
-    for index in _ZH_VARIANT_GROUPS.get(span, ()):
-        if any(variant in other for variant in _ZH_VARIANT_LIST[index]):
+    groups, variants = _zh_groups()
+    for index in groups.get(span, ()):
+        if any(variant in other for variant in variants[index]):
             return True
     return False

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 # Curly quotes and dashes that users type or paste; NFKC leaves them alone.
 _PUNCTUATION = str.maketrans(
@@ -95,7 +95,7 @@ def phrase_key(text: str) -> str:
     return " ".join(text.lower().replace("-", " ").split())
 
 
-def keyed(table: dict[str, str]) -> dict[str, str]:
+def keyed(table: Mapping[str, str]) -> dict[str, str]:
     """`table` with its keys as `phrase_key` writes them."""
     return {phrase_key(key): value for key, value in table.items()}
 

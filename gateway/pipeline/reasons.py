@@ -35,6 +35,7 @@ class Reason(StrEnum):
     POLICY_DISABLED = "policy_disabled"
     TEMPERATURE_ABOVE_CAP = "temperature_above_cap"
     N_GT_1 = "n_gt_1"
+    # the non-cacheable classes (gateway.classify.classes.NonCacheableClass; same values)
     WRITE_INTENT = "write_intent"
     TIME_SENSITIVE = "time_sensitive"
     ENTITY_ID = "entity_id"

@@ -7,16 +7,13 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from gateway.classify.classes import NonCacheableClass
+
 # The default share of semantic hits that should be right (`target_precision`).
 DEFAULT_TARGET_PRECISION = 0.97
 
-NON_CACHEABLE_CLASSES = (
-    "write_intent",
-    "time_sensitive",
-    "entity_id",
-    "unresolved_followup",
-    "personalized",
-)
+# The class names a policy may name (`enabled_classes`, `extra_patterns`).
+NON_CACHEABLE_CLASSES = tuple(cls.value for cls in NonCacheableClass)
 
 
 class _Strict(BaseModel):

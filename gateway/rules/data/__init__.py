@@ -1,0 +1,1 @@
+"""Rule files (YAML) shipped with the package; loaded by `gateway.rules.compile`."""
