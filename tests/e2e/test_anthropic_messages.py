@@ -404,3 +404,29 @@ def test_upstream_failures_use_anthropic_types(gateway: RunningGateway) -> None:
         )
     assert isinstance(failed.value.body, dict)
     assert failed.value.body["error"]["type"] == "api_error"
+
+
+def test_a_stream_that_breaks_ends_with_an_error_event(gateway: RunningGateway) -> None:
+    layer, events = _wire_events(gateway, unique_prompt("Tell me a story [[abort]]"))
+    names = [name for name, _ in events]
+    assert layer == "miss"
+    assert names[0] == "message_start" and names[-1] == "error"
+    assert "message_stop" not in names
+    error = json.loads(events[-1][1].removeprefix("data: "))
+    assert error["type"] == "error" and error["error"]["type"] == "api_error"
+    # The SDK raises on it instead of returning a truncated message.
+    with (
+        pytest.raises(anthropic.APIStatusError),
+        claude(gateway).messages.stream(
+            model=MODEL,
+            max_tokens=64,
+            messages=[{"role": "user", "content": unique_prompt("Another story [[abort]]")}],
+        ) as stream,
+    ):
+        stream.get_final_message()
+
+
+def test_a_wrong_method_is_a_405_in_anthropic_envelope(gateway: RunningGateway) -> None:
+    reply = httpx.get(f"{gateway.base_url}/messages", headers={"x-api-key": TENANT_KEYS["acme"]})
+    assert reply.status_code == 405
+    assert reply.json()["error"]["type"] == "invalid_request_error"

@@ -200,3 +200,20 @@ def test_anthropic_error_types_by_status() -> None:
         "error": {"type": "authentication_error", "message": "No."},
         "request_id": "req_1",
     }
+
+
+def test_long_tool_names_are_shortened_for_the_provider_and_restored() -> None:
+    name = "lookup_" + "x" * 70
+    translation = messages_to_chat(
+        {
+            "model": "fake-model",
+            "max_tokens": 8,
+            "tools": [{**TOOL, "name": name}],
+            "messages": [{"role": "user", "content": "Find Paris"}],
+        }
+    )
+    sent = translation.body["tools"][0]["function"]["name"]
+    assert len(sent) == 64 and sent != name
+    calls = [{"id": "call_1", "type": "function", "function": {"name": sent, "arguments": "{}"}}]
+    message = completion_to_message(_completion(tool_calls=calls), translation.tool_names)
+    assert message["content"][0]["name"] == name
