@@ -17,9 +17,10 @@ from gateway.adaptive.report import export_judge_metrics, tenant_rows
 from gateway.adaptive.serving import AdaptiveServing
 from gateway.adaptive.shadow import ShadowVerifier
 from gateway.adaptive.stats import AdaptiveStats
-from gateway.api import admin, chat, dashboard, embeddings, health, memories, models
+from gateway.api import admin, chat, dashboard, embeddings, health, memories, messages, models
 from gateway.api.body_parsing import BodyLimits, BodyParser
 from gateway.api.errors import install_error_handlers
+from gateway.api.prompt_tokens import PromptTokens
 from gateway.api.request_id import RequestIdMiddleware
 from gateway.auth import KeyRegistry
 from gateway.cache.eviction import CapacityLedger
@@ -303,6 +304,7 @@ def create_app(
             body_parser=BodyParser(BodyLimits.from_settings(config.server), upstream),
             adaptive=adaptive,
             shadow=shadow,
+            prompt_tokens=PromptTokens(tokenizers, limits),
         )
         logger.info(
             "gateway ready: %d models, storage=%s, policies from %s, auth=%s",
@@ -354,6 +356,7 @@ def create_app(
     install_error_handlers(app)
     for router in (
         chat.router,
+        messages.router,
         models.router,
         embeddings.router,
         memories.router,

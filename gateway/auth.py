@@ -1,4 +1,8 @@
-"""Bearer key -> principal (tenant, admin flag).
+"""API key -> principal (tenant, admin flag).
+
+The key is read from `Authorization: Bearer <key>` (OpenAI's clients), else `x-api-key`
+(Anthropic's) or `api-key` (Azure OpenAI's), on every route: the first of them present
+is the key, so a wrong Bearer key is not rescued by another header.
 
 Keys are kept only as SHA-256 digests and looked up by digest, so the lookup time does
 not depend on how much of a guessed key matches a real one (what a timing probe could
@@ -18,12 +22,17 @@ from gateway.settings import ADMIN_TENANT, HASHED_KEY_PREFIX, OPEN_TENANT, AuthS
 
 __all__ = [
     "ADMIN_TENANT",
+    "KEY_HEADERS",
     "OPEN_TENANT",
     "KeyRegistry",
     "Principal",
     "configured_digest",
     "hashed_key",
 ]
+
+
+# Headers besides `Authorization` that may carry the key, in the order they are read.
+KEY_HEADERS = ("x-api-key", "api-key")
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,8 +73,14 @@ class KeyRegistry:
             self._by_digest[configured_digest(key)] = Principal(tenant=ADMIN_TENANT, is_admin=True)
         self.open = not settings.tenants
 
-    def authenticate(self, authorization: str | None) -> Principal:
+    def authenticate(self, authorization: str | None, *api_key_headers: str | None) -> Principal:
+        """The principal for the key in `authorization` (a Bearer header) or, when it
+        carries none, in the first of `api_key_headers` (raw key values) present."""
         key = _bearer_token(authorization)
+        if key is None:
+            key = next(
+                (value.strip() for value in api_key_headers if value and value.strip()), None
+            )
         if key is not None:
             principal = self._by_digest.get(_digest(key))
             if principal is not None:
@@ -74,7 +89,7 @@ class KeyRegistry:
             return Principal(tenant=OPEN_TENANT)
         if key is None:
             raise Unauthorized(
-                "Missing API key. Send it as 'Authorization: Bearer <key>'.",
+                "Missing API key. Send it as 'Authorization: Bearer <key>' or 'x-api-key: <key>'.",
                 code="missing_api_key",
             )
         raise Unauthorized("Invalid API key.")

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from gateway.adaptive.shadow import ShadowVerifier
 from gateway.adaptive.stats import AdaptiveStats
 from gateway.api.body_parsing import BodyParser
+from gateway.api.prompt_tokens import PromptTokens
 from gateway.auth import KeyRegistry
 from gateway.memory.service import MemoryService
 from gateway.pipeline.audit import HitAuditor
@@ -34,3 +35,4 @@ class Services:
     body_parser: BodyParser
     adaptive: AdaptiveStats
     shadow: ShadowVerifier
+    prompt_tokens: PromptTokens

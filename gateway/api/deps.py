@@ -7,7 +7,7 @@ import logging
 from fastapi import Request
 from starlette.requests import ClientDisconnect
 
-from gateway.auth import Principal
+from gateway.auth import KEY_HEADERS, Principal
 from gateway.errors import ClientClosed, GatewayError, InvalidRequest, RequestTooLarge
 from gateway.services import Services
 
@@ -22,7 +22,10 @@ def get_services(request: Request) -> Services:
 
 
 def authenticate(request: Request, services: Services) -> Principal:
-    return services.keys.authenticate(request.headers.get("authorization"))
+    headers = request.headers
+    return services.keys.authenticate(
+        headers.get("authorization"), *(headers.get(name) for name in KEY_HEADERS)
+    )
 
 
 def request_id(request: Request) -> str:

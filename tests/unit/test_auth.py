@@ -63,3 +63,22 @@ def test_keys_may_be_configured_hashed() -> None:
 def test_malformed_or_weak_key_entries_are_config_errors(entry: str) -> None:
     with pytest.raises(ValueError):
         TenantSettings(name="acme", api_keys=[entry])
+
+
+def test_keys_from_x_api_key_and_api_key_headers() -> None:
+    registry = KeyRegistry(SETTINGS)
+    assert registry.authenticate(None, "sk-acme-key-1", None) == Principal(tenant="acme")
+    assert registry.authenticate(None, None, " sk-acme-key-2 ") == Principal(tenant="acme")
+    assert registry.authenticate("Basic xyz", "sk-root-key-1").is_admin
+
+
+def test_the_bearer_key_wins_and_a_wrong_one_is_not_rescued() -> None:
+    registry = KeyRegistry(SETTINGS)
+    assert registry.authenticate("Bearer sk-root-key-1", "sk-acme-key-1").is_admin
+    with pytest.raises(Unauthorized):
+        registry.authenticate("Bearer sk-nope", "sk-acme-key-1")
+    with pytest.raises(Unauthorized):
+        registry.authenticate(None, "sk-nope", "sk-acme-key-1")
+    with pytest.raises(Unauthorized) as missing:
+        registry.authenticate(None, "", "  ")
+    assert missing.value.code == "missing_api_key"
