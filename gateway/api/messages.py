@@ -30,7 +30,7 @@ from gateway.api.deps import authenticate, get_services, read_body
 from gateway.api.door import cache_headers, chat_request, handle
 from gateway.api.messages_schema import CountTokensRequest, MessagesRequest
 from gateway.api.responses import json_response
-from gateway.api.schemas import check_chat_counts, reserved_field
+from gateway.api.schemas import check_chat_counts
 from gateway.completions import replay_chunks
 from gateway.errors import GatewayError, InvalidRequest, ModelNotFound
 from gateway.pipeline.request import ChatRequest
@@ -42,11 +42,11 @@ router = APIRouter()
 SSE_HEADERS = {"cache-control": "no-cache", "x-accel-buffering": "no"}
 
 
-def _refuse_reserved(body: dict[str, Any]) -> None:
+def _refuse_reserved(body: dict[str, Any], services: Services) -> None:
     # Fields the translation does not know pass on to litellm as keyword arguments:
     # its own settings (api_base, mock_response, ...) must not come from a request.
     for name in body:
-        if reserved_field(name):
+        if services.provider.reserved_parameter(name):
             raise InvalidRequest(
                 f"'{name}' is a setting of the gateway's provider client, not a request "
                 "parameter; it cannot be set by a request.",
@@ -55,7 +55,7 @@ def _refuse_reserved(body: dict[str, Any]) -> None:
 
 
 def _translate(body: dict[str, Any], services: Services) -> ChatTranslation:
-    _refuse_reserved(body)
+    _refuse_reserved(body, services)
     try:
         translation = messages_to_chat(body)
     except (ValueError, TypeError, KeyError) as exc:
