@@ -554,7 +554,7 @@ def test_methods_and_routes_that_do_not_exist(client: httpx.Client) -> None:
             ("GET", "/"),
             ("GET", "/v1"),
             ("GET", "/v1/nope"),
-            ("POST", "/v1/completions"),
+            ("POST", "/v1/completions/x"),
             ("POST", "/v1/chat/completions/x"),
             ("GET", "/docs"),
             ("GET", "/redoc"),
