@@ -31,7 +31,7 @@ from gateway.pipeline.layers import CacheLayers
 from gateway.pipeline.request import ChatRequest
 from gateway.pipeline.single_flight import Flight, SingleFlight
 from gateway.policy.models import Policy
-from gateway.providers.protocol import Provider
+from gateway.providers.protocol import DROP_UNKNOWN_PARAMS, Provider
 from gateway.telemetry.recorder import DecisionRecorder
 from gateway.telemetry.records import DecisionRecord
 
@@ -121,6 +121,8 @@ class AfterSend:
 
     async def forward(self, builder: DecisionBuilder, flight: Flight | None) -> Outcome:
         body = builder.memory.body or builder.request.body
+        if builder.request.policy.unknown_params == "drop":
+            body = {**body, DROP_UNKNOWN_PARAMS: True}
         if builder.request.stream:
             return await self._forward_stream(builder, body, flight)
         try:
