@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
+
+import pytest
 
 from gateway.providers.as_sent import AS_SENT_PARAM, openai_hosted, prepare_call
 from gateway.providers.protocol import DROP_UNKNOWN_PARAMS
+from gateway.providers.routing import deployments_from_config
+from gateway.settings import ConfigError, parse_config
+from tests.helpers import gateway_config_dict
 
 DEVELOPER = {"role": "developer", "content": "Be brief.", "name": "rules"}
 USER = {"role": "user", "content": "hi"}
@@ -49,3 +55,14 @@ def test_openai_hosted_endpoints() -> None:
     assert openai_hosted(None) and openai_hosted("https://api.openai.com/v1")
     assert not openai_hosted("http://127.0.0.1:8000/v1")
     assert not openai_hosted("https://openai.com.example.net/v1")
+
+
+def test_request_as_sent_must_be_a_boolean(tmp_path: Path) -> None:
+    raw = gateway_config_dict("http://127.0.0.1:9", tmp_path)
+    raw["model_list"][0]["model_info"] = {"request_as_sent": "yes"}
+    with pytest.raises(ConfigError, match="request_as_sent"):
+        parse_config(raw)
+    raw["model_list"][0]["model_info"] = {"request_as_sent": True}
+    config, _ = parse_config(raw)
+    deployment = deployments_from_config(config)[0]
+    assert deployment.params[AS_SENT_PARAM] is True
