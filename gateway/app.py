@@ -17,11 +17,22 @@ from gateway.adaptive.report import export_judge_metrics, tenant_rows
 from gateway.adaptive.serving import AdaptiveServing
 from gateway.adaptive.shadow import ShadowVerifier
 from gateway.adaptive.stats import AdaptiveStats
-from gateway.api import admin, chat, dashboard, embeddings, health, memories, messages, models
+from gateway.api import (
+    admin,
+    chat,
+    completions_legacy,
+    dashboard,
+    embeddings,
+    health,
+    memories,
+    messages,
+    models,
+)
 from gateway.api.body_parsing import BodyLimits, BodyParser
 from gateway.api.errors import install_error_handlers
 from gateway.api.prompt_tokens import PromptTokens
 from gateway.api.request_id import RequestIdMiddleware
+from gateway.api.v1_alias import V1AliasMiddleware
 from gateway.auth import KeyRegistry
 from gateway.cache.eviction import CapacityLedger
 from gateway.cache.sweeper import start_sweeper, stop_sweeper
@@ -357,6 +368,7 @@ def create_app(
     for router in (
         chat.router,
         messages.router,
+        completions_legacy.router,
         models.router,
         embeddings.router,
         memories.router,
@@ -375,5 +387,7 @@ def create_app(
             allow_headers=["*"],
             expose_headers=["x-request-id", "x-gateway-cache", "x-gateway-cache-reason"],
         )
+    # Every /v1 route also without the prefix (routers included above or later).
+    app.add_middleware(V1AliasMiddleware, routes=lambda: app.routes)
     app.add_middleware(RequestIdMiddleware)
     return app

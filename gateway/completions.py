@@ -9,6 +9,7 @@
 - `replay_gap`: what a stored answer lacks that a request asks for (logprobs, the
   number of choices): such an entry must not answer that request.
 - `finished_normally`: whether every choice ended in a reason the policy allows.
+- `hit_usage`: the `usage` a cache hit reports (policy `cache_hit_usage`).
 """
 
 from __future__ import annotations
@@ -17,6 +18,29 @@ import time
 import uuid
 from collections.abc import Iterable, Mapping
 from typing import Any
+
+# What a hit reports with `cache_hit_usage: zero` (or when the entry kept no usage):
+# nothing spent upstream.
+ZERO_USAGE = {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}
+
+
+def hit_usage(stored: Any, mode: str) -> dict[str, Any]:
+    """The `usage` of an answer served from cache. `original`: the stored answer's
+    counts and detail fields as the provider reported them, with every prompt token
+    marked cached (`prompt_tokens_details.cached_tokens`, OpenAI's field for prompt
+    tokens not computed again), so clients that size budgets and context windows from
+    `usage` read what the answer is; `zero`: zeros, as if nothing was spent."""
+    if mode == "zero" or not isinstance(stored, Mapping) or not stored:
+        return dict(ZERO_USAGE)
+    usage = dict(stored)
+    prompt_tokens = usage.get("prompt_tokens")
+    if isinstance(prompt_tokens, int):
+        details = usage.get("prompt_tokens_details")
+        usage["prompt_tokens_details"] = {
+            **(details if isinstance(details, Mapping) else {}),
+            "cached_tokens": prompt_tokens,
+        }
+    return usage
 
 
 def new_completion_id() -> str:

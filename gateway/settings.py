@@ -58,6 +58,14 @@ class ModelDeployment(BaseModel):
     litellm_params: LiteLLMParams
     model_info: dict[str, Any] | None = None
 
+    @field_validator("model_info")
+    @classmethod
+    def _request_as_sent_is_a_boolean(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
+        # Read by gateway/providers/as_sent.py (README, "What reaches the provider").
+        if value and not isinstance(value.get("request_as_sent", False), bool):
+            raise ValueError("model_info.request_as_sent must be true or false")
+        return value
+
 
 class RouterSettings(_Strict):
     """How requests are spread over deployments and retried (gateway/providers/routing.py)."""

@@ -12,7 +12,6 @@ arrives the provider has loaded it already), so importing the routes stays cheap
 - `message_events`: chat-completion chunks -> the Messages stream events, in
   Anthropic's order (message_start, content_block_start, ping, content_block_delta...,
   content_block_stop, message_delta, message_stop).
-- `hit_usage`: the chat usage a cache hit reports, for both of those.
 """
 
 from __future__ import annotations
@@ -72,22 +71,6 @@ def messages_to_chat(body: Mapping[str, Any]) -> ChatTranslation:
 def message_id(completion_id: str) -> str:
     """Anthropic's `msg_` id for a chat completion's id (its random part kept)."""
     return "msg_" + completion_id.removeprefix("chatcmpl-")
-
-
-def hit_usage(stored: Mapping[str, Any]) -> dict[str, Any]:
-    """The chat usage of a cache hit: the stored answer's counts, every prompt token
-    marked as read from cache. Translated for Messages that is `input_tokens: 0`,
-    `cache_read_input_tokens` = the stored prompt tokens and the stored
-    `output_tokens`: Anthropic counts cache reads apart from `input_tokens`, and
-    clients add the two up for the context size."""
-    prompt_tokens = int(stored.get("prompt_tokens") or 0)
-    completion_tokens = int(stored.get("completion_tokens") or 0)
-    return {
-        "prompt_tokens": prompt_tokens,
-        "completion_tokens": completion_tokens,
-        "total_tokens": prompt_tokens + completion_tokens,
-        "prompt_tokens_details": {"cached_tokens": prompt_tokens},
-    }
 
 
 def _plain(value: Any) -> Any:

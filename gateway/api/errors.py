@@ -12,6 +12,7 @@ from fastapi.exceptions import RequestValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from gateway.api.anthropic_errors import anthropic_envelope, speaks_anthropic
+from gateway.api.endpoints import not_found_message
 from gateway.api.responses import json_response
 from gateway.errors import GatewayError, error_envelope
 
@@ -59,9 +60,14 @@ async def _validation_error(request: Request, exc: Exception) -> Response:
 async def _http_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, StarletteHTTPException)
     code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
+    message = str(exc.detail)
+    if exc.status_code == 404:
+        # No route: say what the gateway serves (and that OpenAI routes it does not
+        # implement are not passed through).
+        message, code = not_found_message(request.method, request.url.path, request.app.routes)
     return _error_response(
         request,
-        error_envelope(str(exc.detail), "invalid_request_error", code),
+        error_envelope(message, "invalid_request_error", code),
         exc.status_code,
         exc.headers,
     )

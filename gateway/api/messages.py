@@ -22,7 +22,6 @@ from gateway.api.anthropic_errors import anthropic_envelope
 from gateway.api.anthropic_translation import (
     ChatTranslation,
     completion_to_message,
-    hit_usage,
     message_events,
     messages_to_chat,
 )
@@ -94,12 +93,11 @@ def _render_completion(
     outcome: CompletionOutcome,
     headers: dict[str, str],
 ) -> Response:
+    # On a hit the pipeline's answer carries the usage the policy says
+    # (`cache_hit_usage`): by default the stored counts with every prompt token cached,
+    # which translates to `cache_read_input_tokens` (Anthropic counts cache reads apart
+    # from `input_tokens`, and clients add the two up for the context size).
     completion = outcome.completion
-    served = outcome.decision.served
-    if served is not None:
-        # A cache hit: the stored answer's token counts, every input token read from
-        # cache (the pipeline's own answer says nothing was spent upstream).
-        completion = {**completion, "usage": hit_usage(served.usage)}
     response: Response
     if not chat.stream:
         message = completion_to_message(completion, translation.tool_names)

@@ -1,4 +1,4 @@
-"""`GET /v1/models`: the model names of `model_list`."""
+"""`GET /v1/models` and `GET /v1/models/{id}`: the model names of `model_list`."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ from fastapi import APIRouter, Request, Response
 
 from gateway.api.deps import authenticate, get_services
 from gateway.api.responses import json_response
+from gateway.errors import ModelNotFound
 
 router = APIRouter()
 
@@ -14,8 +15,19 @@ router = APIRouter()
 async def list_models(request: Request) -> Response:
     services = get_services(request)
     authenticate(request, services)
-    data = [
-        {"id": name, "object": "model", "created": 0, "owned_by": "gateway"}
-        for name in services.config.model_names()
-    ]
+    data = [_model(name) for name in services.config.model_names()]
     return json_response({"object": "list", "data": data})
+
+
+# `:path`: a model name may hold slashes (`meta-llama/Llama-3.1-8B`).
+@router.get("/v1/models/{model_id:path}")
+async def retrieve_model(request: Request, model_id: str) -> Response:
+    services = get_services(request)
+    authenticate(request, services)
+    if model_id not in services.config.model_names():
+        raise ModelNotFound(f"The model '{model_id}' does not exist.", param="model")
+    return json_response(_model(model_id))
+
+
+def _model(name: str) -> dict[str, object]:
+    return {"id": name, "object": "model", "created": 0, "owned_by": "gateway"}

@@ -20,6 +20,7 @@ from gateway.adaptive.shadow import ShadowVerifier
 from gateway.completions import (
     StreamAssembler,
     finished_normally,
+    hit_usage,
     new_completion_id,
     normalise_completion,
 )
@@ -30,17 +31,13 @@ from gateway.pipeline.layers import CacheLayers
 from gateway.pipeline.request import ChatRequest
 from gateway.pipeline.single_flight import Flight, SingleFlight
 from gateway.policy.models import Policy
-from gateway.providers.protocol import Provider
+from gateway.providers.protocol import DROP_UNKNOWN_PARAMS, Provider
 from gateway.telemetry.recorder import DecisionRecorder
 from gateway.telemetry.records import DecisionRecord
 
 # (tenant, model) -> the policy in force for that model (the policy store's resolve).
 PolicyResolver = Callable[[str, str], Policy]
 CLIENT_CLOSED_STATUS = 499  # nginx's convention for "client went away"
-
-# What a cached answer reports as spent upstream: nothing. What it saved is in the
-# decision record and the `x-gateway-tokens-saved` header.
-_ZERO_USAGE = {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,14 +97,16 @@ class AfterSend:
 
     def serve(self, builder: DecisionBuilder, stored: dict[str, Any]) -> CompletionOutcome:
         """The stored answer as this request's answer: the gateway's id and the
-        requested model name; usage says nothing was spent upstream. Sampled hits are
-        re-asked upstream in the background (the false-hit audit)."""
+        requested model name; usage per policy `cache_hit_usage` (the stored counts,
+        marked cached, or zeros; what it saved is in the decision record and the
+        `x-gateway-tokens-saved` header). Sampled hits are re-asked upstream in the
+        background (the false-hit audit)."""
         completion = {
             **stored,
             "id": new_completion_id(),
             "created": int(time.time()),
             "model": builder.request.model,
-            "usage": dict(_ZERO_USAGE),
+            "usage": hit_usage(stored.get("usage"), builder.request.policy.cache_hit_usage),
         }
         decision = builder.decision()
         if self._auditor is not None:
@@ -122,6 +121,8 @@ class AfterSend:
 
     async def forward(self, builder: DecisionBuilder, flight: Flight | None) -> Outcome:
         body = builder.memory.body or builder.request.body
+        if builder.request.policy.unknown_params == "drop":
+            body = {**body, DROP_UNKNOWN_PARAMS: True}
         if builder.request.stream:
             return await self._forward_stream(builder, body, flight)
         try:

@@ -353,6 +353,16 @@ class Policy(_Strict):
     # stored under the fallback model's key, where a request for that model finds it and
     # one for the requested model does not; false: never store such answers.
     cache_fallback_answers: bool = True
+    # The `usage` a cache hit reports. `original`: the stored answer's token counts, all
+    # its prompt tokens marked as cached (`prompt_tokens_details.cached_tokens`), so a
+    # client's budget and context-size logic sees the size of what it got; `zero`:
+    # zeros, as if nothing was spent. Tokens saved are in `x-gateway-tokens-saved` and
+    # the metrics either way.
+    cache_hit_usage: Literal["original", "zero"] = "original"
+    # Request parameters litellm does not know the model to take (e.g. `verbosity` for
+    # a model name it has no entry for). `pass`: sent on, the provider decides; `drop`:
+    # left out (litellm's `drop_params`).
+    unknown_params: Literal["pass", "drop"] = "pass"
 
     def cache_namespace(self) -> dict[str, str]:
         return {

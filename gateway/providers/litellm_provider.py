@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gateway.errors import InvalidRequest, UpstreamError
+from gateway.providers.as_sent import as_sent_call, without_as_sent
 from gateway.providers.headers import SHOULD_RETRY_HEADER, passthrough_headers
 from gateway.providers.litellm_params import (
     litellm_reserved_parameter,
@@ -235,7 +236,9 @@ class LiteLLMProvider:
         litellm.turn_off_message_logging = False
         quiet_leaky_loggers()  # litellm's loggers exist only after its import
         router = DeploymentRouter(deployments_from_config(config), config.router_settings)
-        return cls(router, litellm.acompletion, litellm.aembedding)
+        # Roles, metadata and parameters reach the provider as sent (as_sent.py).
+        completion = as_sent_call(litellm.acompletion)
+        return cls(router, completion, without_as_sent(litellm.aembedding))
 
     def has_model(self, model: str) -> bool:
         return self._router.has_model(model)

@@ -13,6 +13,12 @@ from collections.abc import AsyncGenerator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+# A forwarded chat body with this key set (by the pipeline, for policy
+# `unknown_params: drop`) asks the provider to leave out the parameters it knows the
+# model not to take; the provider removes the key before the call. Clients cannot set
+# it: fields starting with `_` are refused (gateway/api/schemas.py).
+DROP_UNKNOWN_PARAMS = "_gateway_drop_unknown_params"
+
 
 @dataclass(slots=True)
 class UpstreamReport:

@@ -33,6 +33,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from gateway.providers.as_sent import AS_SENT_PARAM, as_sent_setting
 from gateway.settings import GatewayConfig, RouterSettings
 
 # Read by litellm's Router for its own routing; litellm's call functions would forward
@@ -66,6 +67,9 @@ def deployments_from_config(config: GatewayConfig) -> list[Deployment]:
         params = entry.litellm_params.model_dump(exclude_none=True)
         weight = entry.litellm_params.weight
         clean = {k: v for k, v in params.items() if k not in ROUTING_ONLY_PARAMS}
+        as_sent = as_sent_setting(entry.model_info)
+        if as_sent is not None:
+            clean[AS_SENT_PARAM] = as_sent  # read (and removed) by as_sent.py
         deployments.append(Deployment(entry.model_name, clean, 1.0 if weight is None else weight))
     return deployments
 

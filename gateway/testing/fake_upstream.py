@@ -184,7 +184,14 @@ def create_fake_upstream(log: UpstreamLog | None = None) -> Starlette:
         if "refusal" in markers and tool_calls is None:
             content, refusal = None, f"I can't help with that (#{number})."
         completion_id = f"chatcmpl-fake{number}"
-        usage = {"prompt_tokens": 10, "completion_tokens": 7, "total_tokens": 17}
+        # With the detail fields OpenAI reports (a hit must keep them).
+        usage = {
+            "prompt_tokens": 10,
+            "completion_tokens": 7,
+            "total_tokens": 17,
+            "prompt_tokens_details": {"cached_tokens": 0, "audio_tokens": 0},
+            "completion_tokens_details": {"reasoning_tokens": 2, "audio_tokens": 0},
+        }
         answer = _Answer(content, refusal, tool_calls, finish_reason, "cite" in markers)
         if body.get("stream") and "nosse" in markers:
             return _no_sse(markers["nosse"], body, completion_id, content, finish_reason, usage)
@@ -246,7 +253,7 @@ def _no_sse(
     completion_id: str,
     content: str | None,
     finish_reason: str,
-    usage: dict[str, int],
+    usage: dict[str, Any],
 ) -> Response:
     """A 200 answer to a stream request that holds no SSE event at all."""
     if variant == "empty":
@@ -349,7 +356,7 @@ async def _stream(
     body: dict[str, Any],
     completion_id: str,
     answer: _Answer,
-    usage: dict[str, int],
+    usage: dict[str, Any],
     markers: dict[str, str],
 ) -> AsyncIterator[bytes]:
     base = {

@@ -40,7 +40,8 @@ def test_repeat_is_served_from_exact_cache_without_calling_upstream(
     assert second.choices[0].message.content == first.choices[0].message.content
     assert second.id != first.id
     assert second.model == "fake-model"
-    assert second.usage is not None and second.usage.total_tokens == 0
+    # The stored answer's counts, its prompt marked as cached (policy cache_hit_usage).
+    assert second.usage is not None and second.usage.total_tokens == 17
     assert second_headers["x-gateway-tokens-saved"] == "17"
     assert upstream_calls(upstream, prompt) == 1
     assert first_headers["x-request-id"] != second_headers["x-request-id"]
@@ -99,8 +100,8 @@ def test_stream_and_json_share_one_entry(gateway: RunningGateway, upstream: Fake
 
 def test_include_usage_is_honoured_on_miss_and_on_replay(gateway: RunningGateway) -> None:
     prompt = unique_prompt()
-    # A replay reports nothing spent upstream; what it saved is in a header.
-    for expected_layer, expected_tokens in (("miss", 17), ("exact", 0)):
+    # A replay reports the stored answer's usage; what it saved is also in a header.
+    for expected_layer, expected_tokens in (("miss", 17), ("exact", 17)):
         _, headers, chunks = _stream_text(gateway, prompt, stream_options={"include_usage": True})
         assert headers["x-gateway-cache"] == expected_layer
         assert chunks[-1].usage is not None

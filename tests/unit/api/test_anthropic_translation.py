@@ -13,12 +13,11 @@ from pydantic import ValidationError
 from gateway.api.anthropic_errors import anthropic_envelope, anthropic_error_type
 from gateway.api.anthropic_translation import (
     completion_to_message,
-    hit_usage,
     message_events,
     messages_to_chat,
 )
 from gateway.api.messages_schema import MessagesRequest
-from gateway.completions import replay_chunks
+from gateway.completions import hit_usage, replay_chunks
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
@@ -134,7 +133,7 @@ def test_an_answer_becomes_a_message() -> None:
 
 def test_hit_usage_reports_the_stored_counts_as_cache_reads() -> None:
     stored = {"prompt_tokens": 12, "completion_tokens": 5, "total_tokens": 17}
-    completion = {**_completion(content="Paris."), "usage": hit_usage(stored)}
+    completion = {**_completion(content="Paris."), "usage": hit_usage(stored, "original")}
     usage = completion_to_message(completion, {})["usage"]
     assert usage == {"input_tokens": 0, "output_tokens": 5, "cache_read_input_tokens": 12}
 
