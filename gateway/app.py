@@ -17,7 +17,7 @@ from gateway.adaptive.report import export_judge_metrics, tenant_rows
 from gateway.adaptive.serving import AdaptiveServing
 from gateway.adaptive.shadow import ShadowVerifier
 from gateway.adaptive.stats import AdaptiveStats
-from gateway.api import admin, chat, dashboard, embeddings, health, memories, models
+from gateway.api import admin, chat, dashboard, embeddings, health, memories, models, responses_api
 from gateway.api.body_parsing import BodyLimits, BodyParser
 from gateway.api.errors import install_error_handlers
 from gateway.api.request_id import RequestIdMiddleware
@@ -354,6 +354,7 @@ def create_app(
     install_error_handlers(app)
     for router in (
         chat.router,
+        responses_api.router,
         models.router,
         embeddings.router,
         memories.router,
