@@ -50,3 +50,208 @@ def test_string_input_miss_then_exact_hit(gateway: RunningGateway, upstream: Fak
     assert second.usage.input_tokens_details.cached_tokens == 10
     assert _comparable(second) == _comparable(first)
     assert upstream_calls(upstream, prompt) == 1
+
+
+def test_chat_entry_serves_the_same_question_through_responses(
+    gateway: RunningGateway, upstream: FakeUpstream
+) -> None:
+    prompt = unique_prompt("What is the tallest mountain in Europe?")
+    chat = client_for(gateway).chat.completions.create(
+        model=MODEL, messages=[{"role": "user", "content": prompt}]
+    )
+    headers, response = _create(gateway, input=prompt)
+    assert headers["x-gateway-cache"] == "exact"
+    assert response.output_text == chat.choices[0].message.content
+    # And the other way round, with instructions as the system message.
+    other = unique_prompt("What is the longest river in Asia?")
+    _create(gateway, input=other, instructions="Be brief.")
+    raw = client_for(gateway).chat.completions.with_raw_response.create(
+        model=MODEL,
+        messages=[{"role": "system", "content": "Be brief."}, {"role": "user", "content": other}],
+    )
+    assert raw.headers["x-gateway-cache"] == "exact"
+    assert upstream_calls(upstream, prompt) == 1 and upstream_calls(upstream, other) == 1
+
+
+def test_paraphrase_is_a_semantic_hit(gateway: RunningGateway) -> None:
+    _, first = _create(gateway, input="How do I sort a list in Python?")
+    headers, second = _create(gateway, input="How can I sort a list in Python?")
+    assert headers["x-gateway-cache"] == "semantic"
+    assert second.output_text == first.output_text
+    assert second.usage.input_tokens_details.cached_tokens == second.usage.input_tokens
+
+
+def _streamed(gateway: RunningGateway, **kwargs: Any) -> tuple[list[Any], Any]:
+    client = client_for(gateway)
+    with client.responses.stream(model=MODEL, **kwargs) as stream:
+        events = list(stream)
+        final = stream.get_final_response()
+    return events, final
+
+
+def _event_shape(events: list[Any]) -> list[tuple[str, Any]]:
+    """The events' types and texts, consecutive deltas joined: a replay sends the
+    stored text in one delta, the live answer in as many as the provider sent."""
+    shape: list[tuple[str, Any]] = []
+    for event in events:
+        detail = getattr(event, "delta", None) or getattr(event, "text", None)
+        if shape and event.type.endswith(".delta") and shape[-1][0] == event.type:
+            shape[-1] = (event.type, shape[-1][1] + detail)
+        else:
+            shape.append((event.type, detail))
+    return shape
+
+
+def test_stream_live_and_replayed_deserialise_alike(gateway: RunningGateway) -> None:
+    prompt = unique_prompt("Name three primary colours.")
+    live_events, live = _streamed(gateway, input=prompt)
+    replay_events, replayed = _streamed(gateway, input=prompt)
+    types = [event.type for event in live_events]
+    assert types[:4] == [
+        "response.created",
+        "response.in_progress",
+        "response.output_item.added",
+        "response.content_part.added",
+    ]
+    assert types[-4:] == [
+        "response.output_text.done",
+        "response.content_part.done",
+        "response.output_item.done",
+        "response.completed",
+    ]
+    assert [e.sequence_number for e in live_events] == list(range(len(live_events)))
+    assert _event_shape(replay_events) == _event_shape(live_events)
+    assert replayed.id != live.id
+    assert _comparable(replayed) == _comparable(live)
+    assert live.usage.input_tokens_details.cached_tokens == 0
+    assert replayed.usage.input_tokens_details.cached_tokens == replayed.usage.input_tokens == 10
+    # A streamed answer is stored like a JSON one: the JSON request is an exact hit.
+    headers, as_json = _create(gateway, input=prompt)
+    assert headers["x-gateway-cache"] == "exact" and as_json.output_text == live.output_text
+
+
+class Capital(BaseModel):
+    country: str
+    city: str
+    population_millions: float
+
+
+def test_parse_with_a_pydantic_model(gateway: RunningGateway, upstream: FakeUpstream) -> None:
+    prompt = unique_prompt("Give the capital of France as JSON.")
+    client = client_for(gateway)
+    first = client.responses.parse(model=MODEL, input=prompt, text_format=Capital)
+    assert isinstance(first.output_parsed, Capital)
+    assert first.output_parsed.city.startswith("Answer #")
+    body = next(b for b in upstream.log.chat_bodies if prompt in str(b["messages"]))
+    assert body["response_format"]["type"] == "json_schema"
+    assert body["response_format"]["json_schema"]["name"] == "Capital"
+    again = client.responses.parse(model=MODEL, input=prompt, text_format=Capital)
+    assert again.output_parsed == first.output_parsed
+    assert upstream_calls(upstream, prompt) == 1
+
+
+def test_parameters_reach_the_provider(gateway: RunningGateway, upstream: FakeUpstream) -> None:
+    prompt = unique_prompt("Say hello.")
+    _create(
+        gateway,
+        input=[{"role": "user", "content": [{"type": "input_text", "text": prompt}]}],
+        instructions="Answer in one word.",
+        temperature=0.3,
+        top_p=0.9,
+        max_output_tokens=50,
+        metadata={"team": "search"},
+        text={"format": {"type": "json_object"}},
+        extra_body={"seed": 7},
+    )
+    body = next(b for b in upstream.log.chat_bodies if prompt in str(b["messages"]))
+    assert body["messages"][0] == {"role": "system", "content": "Answer in one word."}
+    assert body["temperature"] == 0.3 and body["top_p"] == 0.9
+    assert body["max_tokens"] == 50 and body["seed"] == 7
+    assert body["response_format"] == {"type": "json_object"}
+    assert "store" not in body and "input" not in body
+
+
+def test_function_tool_call_and_its_output(gateway: RunningGateway) -> None:
+    tools = [
+        {
+            "type": "function",
+            "name": "find_capital",
+            "description": "The capital city of a country.",
+            "parameters": {"type": "object", "properties": {"city": {"type": "string"}}},
+        }
+    ]
+    prompt = unique_prompt("Which city is the capital? [[tool]]")
+    _, first = _create(gateway, input=prompt, tools=tools)
+    call = first.output[0]
+    assert call.type == "function_call" and call.name == "find_capital"
+    assert call.arguments == '{"city": "Paris"}'
+    _, second = _create(
+        gateway,
+        previous_response_id=first.id,
+        input=[{"type": "function_call_output", "call_id": call.call_id, "output": "Paris"}],
+        tools=tools,
+    )
+    assert "the tool said Paris" in second.output_text
+
+
+def test_retrieve_follow_up_and_delete(gateway: RunningGateway, upstream: FakeUpstream) -> None:
+    client = client_for(gateway)
+    prompt = unique_prompt("What is the capital of Peru?")
+    first = client.responses.create(model=MODEL, input=prompt)
+    fetched = client.responses.retrieve(first.id)
+    assert fetched.model_dump() == first.model_dump()
+    follow = client.responses.create(
+        model=MODEL, input="And in French?", previous_response_id=first.id
+    )
+    assert follow.previous_response_id == first.id
+    body = upstream.log.chat_bodies[-1]
+    assert [m["role"] for m in body["messages"]] == ["user", "assistant", "user"]
+    assert body["messages"][1]["content"][0]["text"] == first.output_text
+    # The same follow-up after another conversation is not that conversation's answer.
+    other = client.responses.create(
+        model=MODEL, input=unique_prompt("What is the capital of Chile?")
+    )
+    raw = client.responses.with_raw_response.create(
+        model=MODEL, input="And in French?", previous_response_id=other.id
+    )
+    assert raw.headers["x-gateway-cache"] != "exact"
+    assert raw.parse().output_text != follow.output_text
+    # Another tenant cannot see it; deleted, nobody can.
+    with pytest.raises(Exception) as other_tenant:
+        client_for(gateway, "globex").responses.retrieve(first.id)
+    assert getattr(other_tenant.value, "status_code", None) == 404
+    client.responses.delete(first.id)
+    missing = httpx.get(
+        f"{gateway.base_url}/responses/{first.id}",
+        headers={"authorization": f"Bearer {TENANT_KEYS['acme']}"},
+    )
+    assert missing.status_code == 404
+    assert missing.json()["error"]["code"] == "not_found"
+
+
+def test_store_false_is_not_retrievable(gateway: RunningGateway) -> None:
+    client = client_for(gateway)
+    response = client.responses.create(model=MODEL, input=unique_prompt(), store=False)
+    assert response.store is False
+    reply = httpx.get(
+        f"{gateway.base_url}/responses/{response.id}",
+        headers={"authorization": f"Bearer {TENANT_KEYS['acme']}"},
+    )
+    assert reply.status_code == 404
+
+
+def test_bad_requests_get_the_openai_envelope(gateway: RunningGateway) -> None:
+    headers = {"authorization": f"Bearer {TENANT_KEYS['acme']}"}
+    for body, param in (
+        ({"model": MODEL}, "input"),
+        ({"model": MODEL, "input": 3}, "input"),
+        ({"model": MODEL, "input": "hi", "background": True}, "background"),
+        ({"model": MODEL, "input": "hi", "previous_response_id": "resp_nope"}, None),
+        ({"model": "no-such-model", "input": "hi"}, "model"),
+    ):
+        reply = httpx.post(f"{gateway.base_url}/responses", json=body, headers=headers)
+        assert 400 <= reply.status_code < 500, body
+        error = reply.json()["error"]
+        assert set(error) == {"message", "type", "param", "code"}
+        if param is not None:
+            assert str(error["param"]).startswith(param), (body, error)
