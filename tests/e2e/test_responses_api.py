@@ -255,3 +255,196 @@ def test_bad_requests_get_the_openai_envelope(gateway: RunningGateway) -> None:
         assert set(error) == {"message", "type", "param", "code"}
         if param is not None:
             assert str(error["param"]).startswith(param), (body, error)
+
+
+# --- the OpenAI Agents SDK (its default model uses the Responses API) -----------------
+
+
+def _agent(gateway: RunningGateway, with_tool: bool = False) -> Any:
+    from agents import Agent, OpenAIResponsesModel, function_tool
+    from openai import AsyncOpenAI
+
+    @function_tool
+    def find_capital(city: str) -> str:
+        """The capital city named by `city`."""
+        return f"{city} is the capital"
+
+    client = AsyncOpenAI(base_url=gateway.base_url, api_key=TENANT_KEYS["acme"], max_retries=0)
+    return Agent(
+        name="assistant",
+        instructions="You answer geography questions.",
+        model=OpenAIResponsesModel(model=MODEL, openai_client=client),
+        tools=[find_capital] if with_tool else [],
+    )
+
+
+def _run(gateway: RunningGateway, prompt: str, with_tool: bool = False) -> Any:
+    """`Runner.run`, on a loop (and an openai client) of its own."""
+    import asyncio
+
+    from agents import RunConfig, Runner
+
+    async def run() -> Any:
+        agent = _agent(gateway, with_tool)
+        return await Runner.run(agent, prompt, run_config=RunConfig(tracing_disabled=True))
+
+    return asyncio.run(run())
+
+
+def _run_streamed(gateway: RunningGateway, prompt: str, with_tool: bool = False) -> Any:
+    """`Runner.run_streamed`, every event consumed."""
+    import asyncio
+
+    from agents import RunConfig, Runner
+
+    async def run() -> Any:
+        agent = _agent(gateway, with_tool)
+        result = Runner.run_streamed(agent, prompt, run_config=RunConfig(tracing_disabled=True))
+        async for _ in result.stream_events():
+            pass
+        return result
+
+    return asyncio.run(run())
+
+
+def _agent_answer(result: Any) -> tuple[str, list[Any]]:
+    """The final output and the model responses' output items, ids left out."""
+    items = [
+        {k: v for k, v in item.model_dump().items() if k != "id"}
+        for response in result.raw_responses
+        for item in response.output
+    ]
+    return str(result.final_output), items
+
+
+def test_agents_sdk_miss_hit_paraphrase_and_streamed_replay(
+    gateway: RunningGateway, upstream: FakeUpstream
+) -> None:
+    prompt = unique_prompt("What is the capital of Spain?")
+    first = _run(gateway, prompt)
+    assert str(first.final_output).startswith("Answer #")
+    again = _run(gateway, prompt)
+    assert _agent_answer(again) == _agent_answer(first)
+    assert upstream_calls(upstream, prompt) == 1
+    assert again.raw_responses[0].usage.input_tokens == 10
+    paraphrased = _run(gateway, "How can I sort a list in Python?")
+    original = _run(gateway, "How do I sort a list in Python?")
+    assert paraphrased.final_output == original.final_output
+    streamed_prompt = unique_prompt("What is the capital of Italy?")
+    live = _run_streamed(gateway, streamed_prompt)
+    replayed = _run_streamed(gateway, streamed_prompt)
+    assert _agent_answer(replayed) == _agent_answer(live)
+    assert upstream_calls(upstream, streamed_prompt) == 1
+
+
+def test_agents_sdk_function_tool(gateway: RunningGateway) -> None:
+    result = _run(gateway, unique_prompt("Which city is the capital? [[tool]]"), with_tool=True)
+    assert "the tool said Paris is the capital" in str(result.final_output)
+    streamed = _run_streamed(
+        gateway, unique_prompt("Which city is the capital? [[tool]]"), with_tool=True
+    )
+    assert "the tool said Paris is the capital" in str(streamed.final_output)
+
+
+# --- langchain-openai with use_responses_api=True -------------------------------------
+
+
+def _chat_model(gateway: RunningGateway, streaming: bool = False) -> Any:
+    from langchain_openai import ChatOpenAI
+
+    return ChatOpenAI(
+        model=MODEL,
+        base_url=gateway.base_url,
+        api_key=TENANT_KEYS["acme"],
+        use_responses_api=True,
+        max_retries=0,
+        streaming=streaming,
+    )
+
+
+def _message_text(message: Any) -> str:
+    return str(message.text() if callable(message.text) else message.text)
+
+
+def test_langchain_miss_hit_paraphrase_and_streamed_replay(
+    gateway: RunningGateway, upstream: FakeUpstream
+) -> None:
+    model = _chat_model(gateway)
+    prompt = unique_prompt("What is the capital of Norway?")
+    first = model.invoke(prompt)
+    second = model.invoke(prompt)
+    assert _message_text(second) == _message_text(first)
+    assert _message_text(first).startswith("Answer #")
+    assert upstream_calls(upstream, prompt) == 1
+    # Usage of the hit: the stored answer's counts, its input marked as cached.
+    assert second.usage_metadata["input_tokens"] == 10
+    assert second.usage_metadata["input_token_details"]["cache_read"] == 10
+    original = model.invoke("How do I sort a list in Python?")
+    paraphrased = model.invoke("How can I sort a list in Python?")
+    assert _message_text(paraphrased) == _message_text(original)
+    streamed_prompt = unique_prompt("What is the capital of Sweden?")
+
+    def streamed() -> Any:
+        chunks = list(model.stream(streamed_prompt))
+        total = chunks[0]
+        for chunk in chunks[1:]:
+            total = total + chunk
+        return total
+
+    live, replayed = streamed(), streamed()
+    assert _message_text(replayed) == _message_text(live)
+    assert replayed.usage_metadata["input_tokens"] == live.usage_metadata["input_tokens"]
+    assert upstream_calls(upstream, streamed_prompt) == 1
+
+
+# --- litellm.responses() as a client --------------------------------------------------
+
+
+def _litellm_responses(gateway: RunningGateway, prompt: str, stream: bool = False) -> Any:
+    import litellm
+
+    return litellm.responses(
+        model=f"openai/{MODEL}",
+        input=prompt,
+        api_base=gateway.base_url,
+        api_key=TENANT_KEYS["acme"],
+        stream=stream,
+    )
+
+
+def _litellm_text(response: Any) -> str:
+    return "".join(
+        part.text
+        for item in response.output
+        if getattr(item, "type", None) == "message"
+        for part in item.content
+        if getattr(part, "type", None) == "output_text"
+    )
+
+
+def test_litellm_responses_miss_hit_paraphrase_and_streamed_replay(
+    gateway: RunningGateway, upstream: FakeUpstream
+) -> None:
+    prompt = unique_prompt("What is the capital of Finland?")
+    first = _litellm_responses(gateway, prompt)
+    second = _litellm_responses(gateway, prompt)
+    assert _litellm_text(second) == _litellm_text(first)
+    assert _litellm_text(first).startswith("Answer #")
+    assert upstream_calls(upstream, prompt) == 1
+    original = _litellm_responses(gateway, "How do I sort a list in Python?")
+    paraphrased = _litellm_responses(gateway, "How can I sort a list in Python?")
+    assert _litellm_text(paraphrased) == _litellm_text(original)
+    streamed_prompt = unique_prompt("What is the capital of Denmark?")
+
+    def streamed() -> Any:
+        completed = [
+            event.response
+            for event in _litellm_responses(gateway, streamed_prompt, stream=True)
+            if getattr(event, "type", None) == "response.completed"
+        ]
+        assert len(completed) == 1
+        return completed[0]
+
+    live, replayed = streamed(), streamed()
+    assert _litellm_text(replayed) == _litellm_text(live)
+    assert upstream_calls(upstream, streamed_prompt) == 1
