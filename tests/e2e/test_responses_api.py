@@ -50,6 +50,8 @@ def test_string_input_miss_then_exact_hit(gateway: RunningGateway, upstream: Fak
     assert second.usage.input_tokens_details.cached_tokens == 10
     assert _comparable(second) == _comparable(first)
     assert upstream_calls(upstream, prompt) == 1
+    # A hit is stored under its own id too.
+    assert client_for(gateway).responses.retrieve(second.id).output_text == first.output_text
 
 
 def test_chat_entry_serves_the_same_question_through_responses(
