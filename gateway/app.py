@@ -27,6 +27,7 @@ from gateway.api import (
     memories,
     messages,
     models,
+    responses_api,
 )
 from gateway.api.body_parsing import BodyLimits, BodyParser
 from gateway.api.errors import install_error_handlers
@@ -369,6 +370,7 @@ def create_app(
         chat.router,
         messages.router,
         completions_legacy.router,
+        responses_api.router,
         models.router,
         embeddings.router,
         memories.router,

@@ -252,6 +252,14 @@ class AlertSettings(_Strict):
     hit_rate_drop: HitRateDropAlert = Field(default_factory=HitRateDropAlert)
 
 
+class ResponsesSettings(_Strict):
+    """The Responses API's stored responses (`store: true`, the default): how long one
+    can be fetched with `GET /v1/responses/{id}` and continued with
+    `previous_response_id`. 30 days by default, as OpenAI keeps them."""
+
+    ttl_seconds: int = Field(default=30 * 24 * 3600, ge=1, le=10 * 365 * 24 * 3600)
+
+
 class GatewayConfig(_Strict):
     server: ServerSettings = Field(default_factory=ServerSettings)
     model_list: list[ModelDeployment] = Field(default_factory=list)
@@ -263,6 +271,7 @@ class GatewayConfig(_Strict):
     capacity: CapacitySettings = Field(default_factory=CapacitySettings)
     adaptive: AdaptiveSettings = Field(default_factory=AdaptiveSettings)
     alerts: AlertSettings = Field(default_factory=AlertSettings)
+    responses: ResponsesSettings = Field(default_factory=ResponsesSettings)
     # Relative paths (policies_dir, storage.path) are relative to the working
     # directory, as in LiteLLM's proxy config.
     policies_dir: Path = Path("policies")

@@ -13,6 +13,7 @@ from gateway.storage.protocols import (
     ExactCache,
     Lock,
     MemoryStore,
+    ResponseStore,
     SessionStore,
     VectorIndex,
 )
@@ -45,3 +46,5 @@ class Storage:
     ledger: CapacityLedger
     # The adaptive operating point's counters (embedded: SQLite; Redis: shared).
     adaptive: AdaptiveCounterStore
+    # The Responses API's stored responses (per tenant, with a TTL).
+    responses: ResponseStore

@@ -283,3 +283,35 @@ class AdaptiveCounterStore(Protocol):
         ...
 
     async def close(self) -> None: ...
+
+
+# The Responses API's stored responses (`store: true`).
+
+
+@dataclass(frozen=True, slots=True)
+class StoredResponse:
+    """A Responses `response` object as it was returned, with the input items it
+    answered (the whole conversation: a `previous_response_id` chain's items are
+    prepended), so a follow-up can continue it."""
+
+    response: dict[str, Any]
+    input_items: list[dict[str, Any]]
+    created_at: float
+
+
+class ResponseStore(Protocol):
+    """Stored responses by (tenant, response id): another tenant's id is not found."""
+
+    async def put(
+        self, tenant: str, response_id: str, stored: StoredResponse, ttl_seconds: int
+    ) -> None: ...
+
+    async def get(self, tenant: str, response_id: str) -> StoredResponse | None:
+        """None when absent, expired, or another tenant's."""
+        ...
+
+    async def delete(self, tenant: str, response_id: str) -> bool:
+        """Whether there was one to delete."""
+        ...
+
+    async def close(self) -> None: ...

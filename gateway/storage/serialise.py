@@ -1,15 +1,16 @@
-"""How memory vectors and session items are written as bytes: shared by the embedded
-and Redis backends, so a record reads back the same from either."""
+"""How memory vectors, session items and stored responses are written as bytes:
+shared by the embedded and Redis backends, so a record reads back the same from either."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import orjson
 
 from gateway.memory.records import Vector
-from gateway.storage.protocols import SessionItem
+from gateway.storage.protocols import SessionItem, StoredResponse
 
 # Little-endian on disk whatever the host.
 _DISK_DTYPE = np.dtype("<f4")
@@ -53,3 +54,27 @@ def session_items_from_json(raw: bytes | str) -> list[SessionItem]:
         )
         for value in orjson.loads(raw)
     ]
+
+
+def encode_stored_response(stored: StoredResponse) -> bytes:
+    return orjson.dumps(
+        {
+            "response": stored.response,
+            "input_items": stored.input_items,
+            "created_at": stored.created_at,
+        }
+    )
+
+
+def decode_stored_response(raw: bytes | str) -> StoredResponse | None:
+    """None for a payload this version cannot read (it is treated as absent)."""
+    try:
+        value: dict[str, Any] = orjson.loads(raw)
+        response, items = value["response"], value["input_items"]
+        if not isinstance(response, dict) or not isinstance(items, list):
+            return None
+        return StoredResponse(
+            response=response, input_items=items, created_at=float(value["created_at"])
+        )
+    except (orjson.JSONDecodeError, KeyError, TypeError, ValueError):
+        return None

@@ -9,7 +9,9 @@ another process:
     [[retry_after:1]]  send `retry-after: 1` with the answer (with [[status:429]]: a
                      provider asking to be retried after that many seconds)
     [[length]]       finish_reason "length" (a truncated answer)
-    [[tool]]         answer with a tool call to the first tool of the request
+    [[tool]]         answer with a tool call to the first tool of the request; once the
+                     request ends with that tool's result (a `tool` message), a text
+                     answer that quotes the result (an agent's second turn)
     [[abort]]        stream: send two chunks, then drop the connection
     [[badsse]]       stream: send two chunks, then a line `data: {not json` and end
     [[badsse:garbage]]   the same with bytes that are neither SSE nor UTF-8
@@ -23,6 +25,10 @@ another process:
     [[refusal]]      refuse: `refusal` set and `content` null (JSON), `delta.refusal` (stream)
     [[cite]]         the message carries a `url_citation` annotation over its first word
                      (JSON: `message.annotations`; stream: `delta.annotations`)
+
+A request with `response_format` of type `json_schema` gets a JSON object that fits the
+schema's properties (strings carry the answer's sequence number), as a structured-output
+model answers.
 
 A request with `logprobs: true` gets token logprobs like OpenAI's (one token per word,
 `top_logprobs` alternatives each): `choice.logprobs.content` (or `.refusal`) in JSON,
@@ -170,7 +176,16 @@ def create_fake_upstream(log: UpstreamLog | None = None) -> Starlette:
         elif model.startswith("fake-judge-"):
             content = "No" if model.endswith("no") else "Yes"
         tool_calls = None
-        if "tool" in markers and body.get("tools"):
+        messages = body.get("messages") or []
+        tool_result = (
+            messages[-1].get("content") if messages and messages[-1].get("role") == "tool" else None
+        )
+        schema = _json_schema(body)
+        if schema is not None:
+            content = orjson.dumps(_fits(schema, f"Answer #{number}")).decode()
+        if "tool" in markers and tool_result is not None:
+            content = f"Answer #{number}: the tool said {tool_result}"
+        elif "tool" in markers and body.get("tools"):
             name = body["tools"][0]["function"]["name"]
             tool_calls = [
                 {
@@ -345,6 +360,25 @@ def _citation(content: str) -> dict[str, Any]:
             "url": "https://example.com/source",
         },
     }
+
+
+def _json_schema(body: dict[str, Any]) -> dict[str, Any] | None:
+    response_format = body.get("response_format")
+    if isinstance(response_format, dict) and response_format.get("type") == "json_schema":
+        schema = (response_format.get("json_schema") or {}).get("schema")
+        return schema if isinstance(schema, dict) else {}
+    return None
+
+
+def _fits(schema: dict[str, Any], text: str) -> Any:
+    """A value of `schema`'s type: objects get every property."""
+    kind = schema.get("type")
+    if kind == "object" or "properties" in schema:
+        properties = schema.get("properties") or {}
+        return {name: _fits(sub, text) for name, sub in properties.items()}
+    if kind == "array":
+        return [_fits(schema.get("items") or {}, text)]
+    return {"integer": 1, "number": 1.5, "boolean": True, "null": None}.get(str(kind), text)
 
 
 def _pseudo_vector(text: str, dimensions: int = 8) -> list[float]:

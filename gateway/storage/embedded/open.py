@@ -11,6 +11,7 @@ from gateway.settings import StorageSettings
 from gateway.storage.embedded.adaptive import SQLiteAdaptiveStore
 from gateway.storage.embedded.exact import SQLiteExactCache
 from gateway.storage.embedded.memory import open_embedded_memory
+from gateway.storage.embedded.responses import SQLiteResponseStore
 from gateway.storage.embedded.vectors import EmbeddedVectorIndex
 from gateway.storage.opened import FlightStores, Storage
 
@@ -27,12 +28,19 @@ async def open_embedded_storage(
         settings.path, capacity.sessions, ledger, capacity.memories
     )
     adaptive = await SQLiteAdaptiveStore.open(settings.path)
+    responses = await SQLiteResponseStore.open(settings.path)
 
     async def describe() -> dict[str, Any]:
-        available = await exact.ping() and await vectors.ping() and await memory_db.ping()
+        available = (
+            await exact.ping()
+            and await vectors.ping()
+            and await memory_db.ping()
+            and await responses.ping()
+        )
         return {"backend": "embedded", "available": available}
 
     async def close() -> None:
+        await responses.close()
         await adaptive.close()
         await memory_db.close()
         await vectors.close()
@@ -43,6 +51,7 @@ async def open_embedded_storage(
             await exact.sweep_expired()
             + await vectors.sweep_expired()
             + await sessions.sweep_expired()
+            + await responses.sweep_expired()
         )
 
     return Storage(
@@ -58,4 +67,5 @@ async def open_embedded_storage(
         sweep=sweep,
         ledger=ledger,
         adaptive=adaptive,
+        responses=responses,
     )

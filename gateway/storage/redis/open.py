@@ -13,6 +13,7 @@ from gateway.storage.opened import FlightStores, Storage
 from gateway.storage.redis.adaptive import RedisAdaptiveStore
 from gateway.storage.redis.backend import RedisBackend
 from gateway.storage.redis.memory import RedisMemoryStore
+from gateway.storage.redis.responses import RedisResponseStore
 from gateway.storage.redis.sessions import RedisSessionStore
 
 
@@ -59,4 +60,5 @@ async def open_redis_storage(
         sweep=sweep,
         ledger=ledger,
         adaptive=RedisAdaptiveStore(backend),
+        responses=RedisResponseStore(backend),
     )
