@@ -25,7 +25,7 @@ from gateway.api.responses import json_response
 from gateway.api.schemas import parse_body
 from gateway.cache.eviction import capacity_snapshot
 from gateway.cache.purge import PurgeFilter
-from gateway.errors import Forbidden, StoreUnavailableError
+from gateway.errors import Forbidden, StoreUnavailableResponse
 from gateway.wiring import Services
 
 router = APIRouter()
@@ -118,7 +118,7 @@ class PurgeRequest(BaseModel):
     all: bool = False  # required to purge everything: an empty filter is a mistake
 
     @model_validator(mode="after")
-    def _something(self) -> PurgeRequest:
+    def _one_filter_or_all(self) -> PurgeRequest:
         filters = self.model_dump(exclude={"all"}, exclude_none=True)
         if not filters and not self.all:
             raise ValueError("give at least one filter, or 'all': true")
@@ -136,7 +136,7 @@ async def purge(request: Request, services: AdminServices) -> Response:
         exact = await services.storage.exact.purge(purge_filter)
         semantic = await services.storage.vectors.purge(purge_filter)
     except Exception as exc:
-        raise StoreUnavailableError("The cache store failed during the purge; retry.") from exc
+        raise StoreUnavailableResponse("The cache store failed during the purge; retry.") from exc
     return json_response({"purged": {"exact": exact, "semantic": semantic}})
 
 

@@ -30,11 +30,11 @@ from gateway.errors import (
     InvalidRequest,
     MemoryLimitReached,
     MemoryNotFound,
-    MemoryRejected,
-    StoreUnavailableError,
+    MemoryRejectedResponse,
+    StoreUnavailableResponse,
 )
 from gateway.memory.records import MemoryRecord, MemoryScope, parse_time
-from gateway.memory.service import MemoryRefused, MemoryService, NewMemory, WriteOnce
+from gateway.memory.service import MemoryRejected, MemoryService, NewMemory, WriteOnce
 from gateway.policy.models import MemoryPolicy
 from gateway.storage.protocols import (
     AlreadyWritten,
@@ -64,7 +64,7 @@ async def _store_errors() -> AsyncIterator[None]:
     except StoreUnavailable:
         # Redis unreachable, or the embedded database closed, locked or out of disk:
         # each backend reports its own failures as `StoreUnavailable`.
-        raise StoreUnavailableError("The memory store is unavailable; retry shortly.") from None
+        raise StoreUnavailableResponse("The memory store is unavailable; retry shortly.") from None
 
 
 def _tenant(request: Request, principal: Principal) -> str:
@@ -142,8 +142,8 @@ async def create_memories(request: Request, services: AppServices) -> Response:
     try:
         async with _store_errors():
             records = await service.add(scope, items, policy, once=once)
-    except MemoryRefused as refused:
-        raise MemoryRejected(
+    except MemoryRejected as refused:
+        raise MemoryRejectedResponse(
             f"items[{refused.index}].content refused: {refused.verdict.message} "
             f"(reason: {refused.verdict.kind}, rule: {refused.verdict.rule}). Nothing was stored.",
             param=f"items[{refused.index}].content",

@@ -54,6 +54,7 @@ import numpy as np
 import numpy.typing as npt
 import orjson
 
+from gateway.errors import GatewayInternalError
 from gateway.jsonfile import parse_json_object
 
 CALIBRATION_FORMAT = 2  # 2 adds per-language curves; format 1 files are still read
@@ -66,7 +67,7 @@ METHODS: tuple[str, ...] = ("precision", "isotonic", "threshold-precision", "ide
 FloatArray = npt.NDArray[np.float64]
 
 
-class CalibrationError(ValueError):
+class CalibrationError(GatewayInternalError, ValueError):
     """A calibration file or knot list that is not a valid monotone map."""
 
 

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from gateway.errors import StoreUnavailableError
+from gateway.errors import StoreUnavailableResponse
 from gateway.pipeline.exact import ExactCacheStage
 from gateway.pipeline.reasons import Layer, Reason
 from gateway.pipeline.request import ChatRequest
@@ -164,7 +164,7 @@ class CacheLayers:
         if self._on_store_failure is not None:
             self._on_store_failure(store.name, operation)
         if operation == "lookup" and store.mode(request.policy.failure) == "closed":
-            raise StoreUnavailableError(
+            raise StoreUnavailableResponse(
                 f"The {store.name.replace('_', ' ')} is unavailable and this policy fails closed."
             ) from exc
 

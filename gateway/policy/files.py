@@ -10,6 +10,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from gateway.errors import GatewayInternalError
+
 DEFAULT_POLICY_FILE = "default.yaml"
 POLICY_SUFFIX = ".yaml"
 _TENANT_PREFIX = "tenant."
@@ -52,7 +54,7 @@ class PolicyScope:
 DEFAULT_SCOPE = PolicyScope()
 
 
-class PolicyNameError(ValueError):
+class PolicyNameError(GatewayInternalError, ValueError):
     """A file in the policies folder whose name says nothing this gateway understands."""
 
 

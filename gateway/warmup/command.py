@@ -10,6 +10,7 @@ from typing import TextIO
 
 import orjson
 
+from gateway.errors import GatewayInternalError
 from gateway.policy.errors import PolicyError
 from gateway.providers.protocol import Provider
 from gateway.settings import OPEN_TENANT, GatewayConfig
@@ -28,7 +29,7 @@ EXIT_STORE_FAILED = 1  # some records could not be written (or the store is down
 EXIT_USAGE = 2
 
 
-class UsageError(Exception):
+class UsageError(GatewayInternalError):
     pass
 
 

@@ -28,7 +28,7 @@ from gateway.api.schemas import ChatCompletionRequest, parse_body
 from gateway.api.scope import checked_identifier
 from gateway.auth import Principal
 from gateway.completions import finished_normally, replay_gap
-from gateway.errors import InvalidRequest
+from gateway.errors import GatewayInternalError, InvalidRequest
 from gateway.memory.inject import MEMORY_HEADER
 from gateway.pipeline.classify import ClassifyStage
 from gateway.pipeline.exact import ExactCacheStage
@@ -52,7 +52,7 @@ ProviderFactory = Callable[[GatewayConfig], Provider]
 EXAMPLE_LINES_PER_REASON = 5
 
 
-class StorageUnavailable(Exception):
+class StorageUnavailable(GatewayInternalError):
     """The configured store did not answer at start: nothing would be stored."""
 
 

@@ -28,6 +28,7 @@ from redis.asyncio import Redis
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 
+from gateway.errors import GatewayInternalError
 from gateway.storage.protocols import StoreUnavailable
 from gateway.telemetry.throttled_log import ThrottledLogger
 
@@ -44,7 +45,7 @@ _SEARCH_MODULE_NAMES = frozenset({"search", "ft", "searchlight"})
 _MAX_CAUSE_DEPTH = 8
 
 
-class RedisSearchMissing(RuntimeError):
+class RedisSearchMissing(GatewayInternalError, RuntimeError):
     """The server answers but has no search commands: a deployment error, not an outage."""
 
     def __init__(self, detail: str | None = None) -> None:
