@@ -55,9 +55,6 @@ class CacheLayers:
             else _Store("semantic_cache", semantic.report_failure, _semantic_mode)
         )
 
-    def semantic_enabled(self, request: ChatRequest) -> bool:
-        return self.semantic is not None and request.policy.semantic_cache.enabled
-
     def start_exact_read(self, request: ChatRequest) -> ExactRead | None:
         """The exact read, started before classification so that it runs meanwhile;
         None when the request will not read the exact layer."""

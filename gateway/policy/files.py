@@ -40,16 +40,6 @@ class PolicyScope:
         """Precedence: 0 default < 1 model < 2 tenant < 3 tenant + model."""
         return (2 if self.tenant is not None else 0) + (1 if self.model is not None else 0)
 
-    @property
-    def filename(self) -> str:
-        if self.tenant is not None and self.model is not None:
-            return f"tenant.{self.tenant}.model.{self.model}{POLICY_SUFFIX}"
-        if self.tenant is not None:
-            return f"tenant.{self.tenant}{POLICY_SUFFIX}"
-        if self.model is not None:
-            return f"model.{self.model}{POLICY_SUFFIX}"
-        return DEFAULT_POLICY_FILE
-
 
 DEFAULT_SCOPE = PolicyScope()
 

@@ -137,7 +137,6 @@ class RedisConnection:
         self._slots = asyncio.Semaphore(max_connections)
         self._slot_wait_seconds = connect_timeout_seconds
         self._max_connections = max_connections
-        self.busy_total = 0
         self.failures_total = 0
         self.last_error: str | None = None
         # Bumped each time the circuit closes again after an outage.
@@ -196,7 +195,6 @@ class RedisConnection:
             async with asyncio.timeout(self._slot_wait_seconds):
                 await self._slots.acquire()
         except TimeoutError:
-            self.busy_total += 1
             self._busy_log.warning(
                 "all %d redis connections busy; caches fail open for this request",
                 self._max_connections,
