@@ -41,7 +41,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from gateway.embed.calibration import METHODS, Calibration, Method, fit_calibration, roc_auc
+from gateway.embed.calibration import METHODS, Calibration, Method
+from gateway.embed.calibration_fit import fit_calibration, roc_auc
 from gateway.embed.protocol import Embedder
 from gateway.entities.entities import EntityComparator
 from gateway.pipeline.semantic import StructureGuard, judge_candidate
