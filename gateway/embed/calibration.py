@@ -17,7 +17,8 @@ from raw cosine 0.94 up is 93 % precise in English, 96 % in Chinese; English top
 at 0.947, Chinese at 0.988), with each dev set of a language weighted equally. Only the
 knots ship, never the data.
 
-Fit (`calibration_fit.py`): the precision of "cos >= t" at every observed t, made non-decreasing by isotonic
+Fit (`calibration_fit.py`): the precision of "cos >= t" at every observed t, made
+non-decreasing by isotonic
 regression (pool-adjacent-violators), read from the START of each pooled block (every
 prefix of a pooled block averages at least the block's value, so serving from its start
 is at least that precise), and written as a staircase at fixed levels (every 0.05, every
