@@ -1,26 +1,41 @@
-"""Errors the gateway answers with, in OpenAI's envelope.
+"""The gateway's two roots of exceptions.
 
-GatewayError                      any error a client may see
-├── InvalidRequest        400     invalid_request_error
-├── RequestTooLarge       413     invalid_request_error
-├── ClientClosed          499     invalid_request_error / client_closed_request
-├── Unauthorized          401     authentication_error
-├── Forbidden             403     permission_error
-├── ModelNotFound         404     invalid_request_error / model_not_found
-├── MemoryNotFound        404     invalid_request_error / memory_not_found
-├── MemoryRejected        422     invalid_request_error / memory_rejected
-├── MemoryLimitReached    409     invalid_request_error / memory_limit_reached
-├── IdempotencyKeyReused  422     invalid_request_error / idempotency_key_reused
-├── StoreUnavailableError 503     server_error / store_unavailable
-└── UpstreamError         429/502/504/4xx  raised by providers/ after mapping
-                                  litellm's exceptions; never carries upstream text
-                                  that could hold a secret.
+`GatewayError`: errors the gateway answers with, in OpenAI's envelope (the HTTP layer).
+An HTTP error whose cause is an internal exception of the same concept carries the
+internal name with `Response` appended (`StoreUnavailable` -> `StoreUnavailableResponse`,
+`MemoryRejected` -> `MemoryRejectedResponse`).
+
+GatewayError                         any error a client may see
+├── InvalidRequest           400     invalid_request_error
+├── RequestTooLarge          413     invalid_request_error
+├── ClientClosed             499     invalid_request_error / client_closed_request
+├── Unauthorized             401     authentication_error
+├── Forbidden                403     permission_error
+├── ModelNotFound            404     invalid_request_error / model_not_found
+├── MemoryNotFound           404     invalid_request_error / memory_not_found
+├── MemoryRejectedResponse   422     invalid_request_error / memory_rejected
+├── MemoryLimitReached       409     invalid_request_error / memory_limit_reached
+├── IdempotencyKeyReused     422     invalid_request_error / idempotency_key_reused
+├── StoreUnavailableResponse 503     server_error / store_unavailable
+└── UpstreamError            429/502/504/4xx  raised by providers/ after mapping
+                                     litellm's exceptions; never carries upstream text
+                                     that could hold a secret.
+
+`GatewayInternalError`: what the gateway's parts raise to each other (a store that is
+down, a guard that refused, a file that does not parse); never shown to a client as is.
+Each keeps the standard base it had (`RuntimeError`, `ValueError`) as a second base, so
+callers that catch those still do. The classifier's and the entity rules' own errors
+(`gateway/classify`, `gateway/entities`) are not under it yet.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
+
+
+class GatewayInternalError(Exception):
+    """The root of the exceptions the gateway's parts raise to each other (see above)."""
 
 
 class GatewayError(Exception):
@@ -100,8 +115,9 @@ class MemoryNotFound(GatewayError):
     code = "memory_not_found"
 
 
-class MemoryRejected(GatewayError):
-    """The write guard refused the content (prompt injection or secret)."""
+class MemoryRejectedResponse(GatewayError):
+    """The write guard refused the content (prompt injection or secret): the HTTP answer
+    to `gateway.memory.service.MemoryRejected`."""
 
     status_code = 422
     error_type = "invalid_request_error"
@@ -126,7 +142,10 @@ class IdempotencyKeyReused(GatewayError):
     code = "idempotency_key_reused"
 
 
-class StoreUnavailableError(GatewayError):
+class StoreUnavailableResponse(GatewayError):
+    """A store the request needs is down and its policy fails closed: the HTTP answer to
+    the internal `gateway.storage.protocols.StoreUnavailable`."""
+
     status_code = 503
     error_type = "server_error"
     code = "store_unavailable"

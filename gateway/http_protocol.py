@@ -32,7 +32,7 @@ from uvicorn.config import Config
 from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
 from uvicorn.server import ServerState
 
-from gateway.errors import error_envelope
+from gateway.errors import GatewayInternalError, error_envelope
 from gateway.settings import ServerSettings
 from gateway.telemetry.throttled_log import ThrottledLogger
 
@@ -58,7 +58,7 @@ class ConnectionLimits:
         )
 
 
-class _Refusal(Exception):
+class _Refusal(GatewayInternalError):
     """Raised from a parser callback: answer `status` and close, the app never runs.
     httptools wraps it in an HttpParserCallbackError, so it is kept on the protocol too."""
 

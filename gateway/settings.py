@@ -22,6 +22,8 @@ from pydantic import (
 )
 
 from gateway.cache.limits import CapacitySettings
+from gateway.errors import GatewayInternalError
+from gateway.strict_model import StrictModel
 from gateway.yamlfile import YamlFileError, describe_validation_error, read_yaml_mapping
 
 DEFAULT_CONFIG_PATH = Path("config/gateway.yaml")
@@ -30,12 +32,8 @@ REDIS_URL_ENV = "REDIS_URL"
 ENV_REFERENCE_PREFIX = "os.environ/"
 
 
-class ConfigError(Exception):
+class ConfigError(GatewayInternalError):
     """The configuration cannot be used; the message names the file and field."""
-
-
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
 
 class LiteLLMParams(BaseModel):
@@ -67,7 +65,7 @@ class ModelDeployment(BaseModel):
         return value
 
 
-class RouterSettings(_Strict):
+class RouterSettings(StrictModel):
     """How requests are spread over deployments and retried (gateway/providers/routing.py)."""
 
     timeout_seconds: float = Field(default=600.0, gt=0)
@@ -85,7 +83,7 @@ class RouterSettings(_Strict):
     fallbacks: list[dict[str, list[str]]] = Field(default_factory=list)
 
 
-class StorageSettings(_Strict):
+class StorageSettings(StrictModel):
     """`embedded` (SQLite + in-process vectors, one process) or `redis` (shared by every
     replica; needs Redis Stack, Redis 8 or a managed Redis with search)."""
 
@@ -139,7 +137,7 @@ def _check_tenant_name(name: str) -> str:
     return name
 
 
-class TenantSettings(_Strict):
+class TenantSettings(StrictModel):
     name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_.-]+$")
     api_keys: list[str] = Field(min_length=1)
 
@@ -147,7 +145,7 @@ class TenantSettings(_Strict):
     _name_not_reserved = field_validator("name")(_check_tenant_name)
 
 
-class AuthSettings(_Strict):
+class AuthSettings(StrictModel):
     tenants: list[TenantSettings] = Field(default_factory=list)
     admin_keys: list[str] = Field(default_factory=list)
 
@@ -167,7 +165,7 @@ class AuthSettings(_Strict):
         return self
 
 
-class ServerSettings(_Strict):
+class ServerSettings(StrictModel):
     host: str = "127.0.0.1"
     port: int = Field(default=8080, ge=1, le=65535)
     max_request_bytes: int = Field(default=4 * 1024 * 1024, ge=1024)
@@ -207,7 +205,7 @@ class ServerSettings(_Strict):
     max_concurrent_requests: int = Field(default=1000, ge=1)
 
 
-class SemanticSettings(_Strict):
+class SemanticSettings(StrictModel):
     """Which embedder and reviewer the semantic cache uses (thresholds are policy)."""
 
     # "local": the offline multilingual USE model shipped as a PyPI package; or a
@@ -220,7 +218,7 @@ class SemanticSettings(_Strict):
     reviewer: str = "local"
 
 
-class AdaptiveSettings(_Strict):
+class AdaptiveSettings(StrictModel):
     """How the adaptive statistics (policy `semantic_cache.adaptive`) are kept."""
 
     # Queued counter changes are written to the store, and every counter read back
@@ -228,7 +226,7 @@ class AdaptiveSettings(_Strict):
     sync_seconds: float = Field(default=2.0, gt=0, le=3600)
 
 
-class HitRateDropAlert(_Strict):
+class HitRateDropAlert(StrictModel):
     """Fires when a tenant's hit rate falls by `points` percentage points within
     `window_minutes` (the usual cause: a namespace or policy version that did not follow
     a release): metric `gateway_hit_rate_drop_alert` and one warning log line."""
@@ -248,11 +246,11 @@ class HitRateDropAlert(_Strict):
         return self
 
 
-class AlertSettings(_Strict):
+class AlertSettings(StrictModel):
     hit_rate_drop: HitRateDropAlert = Field(default_factory=HitRateDropAlert)
 
 
-class ResponsesSettings(_Strict):
+class ResponsesSettings(StrictModel):
     """The Responses API's stored responses (`store: true`, the default): how long one
     can be fetched with `GET /v1/responses/{id}` and continued with
     `previous_response_id`. 30 days by default, as OpenAI keeps them."""
@@ -260,7 +258,7 @@ class ResponsesSettings(_Strict):
     ttl_seconds: int = Field(default=30 * 24 * 3600, ge=1, le=10 * 365 * 24 * 3600)
 
 
-class GatewayConfig(_Strict):
+class GatewayConfig(StrictModel):
     server: ServerSettings = Field(default_factory=ServerSettings)
     model_list: list[ModelDeployment] = Field(default_factory=list)
     router_settings: RouterSettings = Field(default_factory=RouterSettings)

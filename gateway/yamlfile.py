@@ -10,8 +10,10 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
+from gateway.errors import GatewayInternalError
 
-class YamlFileError(Exception):
+
+class YamlFileError(GatewayInternalError):
     """The file is missing, unreadable, not YAML, or not a mapping.
 
     `line` (1-based) is set where the problem has one; `reason` is the message without

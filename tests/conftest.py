@@ -14,7 +14,12 @@ import pytest
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from gateway.app import create_app
-from gateway.components import (
+from gateway.providers.protocol import Provider
+from gateway.settings import GatewayConfig, parse_config
+from gateway.testing.fake_upstream import UpstreamLog, create_fake_upstream
+from gateway.testing.redis_server import RedisServer
+from gateway.testing.threaded_server import ThreadedServer
+from gateway.wiring import (
     ComponentsFactory,
     SemanticComponents,
     build_embedder,
@@ -23,11 +28,6 @@ from gateway.components import (
     load_local_embedder,
     load_text_components,
 )
-from gateway.providers.protocol import Provider
-from gateway.settings import GatewayConfig, parse_config
-from gateway.testing.fake_upstream import UpstreamLog, create_fake_upstream
-from gateway.testing.redis_server import RedisServer
-from gateway.testing.threaded_server import ThreadedServer
 from tests.helpers import FakeUpstream, GatewayFactory, RunningGateway, gateway_config_dict
 
 

@@ -54,7 +54,9 @@ class ShadowJudge(Protocol):
         ...
 
 
-def normalised(text: str) -> str:
+def casefolded_words(text: str) -> str:
+    """The words of `text`, case-folded, one space apart (two answers that differ only
+    in case and spacing say the same)."""
     return " ".join(text.split()).casefold()
 
 
@@ -69,7 +71,7 @@ class LocalAgreementJudge:
         return 0
 
     async def judge(self, case: ShadowCase) -> JudgeVerdict:
-        fresh, stored = normalised(case.fresh_answer), normalised(case.stored_answer)
+        fresh, stored = casefolded_words(case.fresh_answer), casefolded_words(case.stored_answer)
         if fresh == stored:
             return JudgeVerdict(True)
         if not fresh or not stored:

@@ -14,19 +14,19 @@ Stats and decisions are this process's (each replica keeps its own; Prometheus s
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter, Request, Response
+from fastapi import APIRouter, Depends, Request, Response
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from gateway.adaptive.report import judge_rows, tenant_rows
-from gateway.api.deps import authenticate, bounded_int_param, get_services, read_body
+from gateway.api.deps import AppServices, authenticate, bounded_int_param, read_body
 from gateway.api.responses import json_response
 from gateway.api.schemas import parse_body
 from gateway.cache.eviction import capacity_snapshot
 from gateway.cache.purge import PurgeFilter
-from gateway.errors import Forbidden, StoreUnavailableError
-from gateway.services import Services
+from gateway.errors import Forbidden, StoreUnavailableResponse
+from gateway.wiring import Services
 
 router = APIRouter()
 
@@ -35,10 +35,9 @@ MAX_DECISIONS = 1000
 PROMETHEUS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
 
-def admin_services(request: Request) -> Services:
-    """Admin keys only. A gateway with no tenants and no admin keys is open (local use),
-    admin endpoints included."""
-    services = get_services(request)
+def admin_services(request: Request, services: AppServices) -> Services:
+    """The services for admin keys only (a FastAPI dependency). A gateway with no tenants
+    and no admin keys is open (local use), admin endpoints included."""
     principal = authenticate(request, services)
     unguarded = services.keys.open and not services.config.auth.admin_keys
     if not principal.is_admin and not unguarded:
@@ -46,9 +45,11 @@ def admin_services(request: Request) -> Services:
     return services
 
 
+AdminServices = Annotated[Services, Depends(admin_services)]
+
+
 @router.get("/admin/stats")
-async def stats(request: Request) -> Response:
-    services = admin_services(request)
+async def stats(request: Request, services: AdminServices) -> Response:
     body: dict[str, Any] = services.recorder.stats.snapshot()
     body["audit"] = services.auditor.estimates()
     body["storage"] = await services.storage.describe()
@@ -81,8 +82,7 @@ async def stats(request: Request) -> Response:
 
 
 @router.get("/admin/decisions")
-async def decisions(request: Request) -> Response:
-    services = admin_services(request)
+async def decisions(request: Request, services: AdminServices) -> Response:
     limit = bounded_int_param(request, "limit", DEFAULT_DECISIONS, 1, MAX_DECISIONS)
     records = services.recorder.recent(
         limit,
@@ -93,14 +93,12 @@ async def decisions(request: Request) -> Response:
 
 
 @router.get("/admin/policies")
-async def policies(request: Request) -> Response:
-    services = admin_services(request)
+async def policies(request: Request, services: AdminServices) -> Response:
     return json_response(services.policies.status())
 
 
 @router.post("/admin/policies/reload")
-async def reload_policies(request: Request) -> Response:
-    services = admin_services(request)
+async def reload_policies(request: Request, services: AdminServices) -> Response:
     # Reading and validating files is blocking work: off the event loop.
     result = await asyncio.to_thread(services.policies.reload)
     status = services.policies.status()
@@ -120,7 +118,7 @@ class PurgeRequest(BaseModel):
     all: bool = False  # required to purge everything: an empty filter is a mistake
 
     @model_validator(mode="after")
-    def _something(self) -> PurgeRequest:
+    def _one_filter_or_all(self) -> PurgeRequest:
         filters = self.model_dump(exclude={"all"}, exclude_none=True)
         if not filters and not self.all:
             raise ValueError("give at least one filter, or 'all': true")
@@ -130,8 +128,7 @@ class PurgeRequest(BaseModel):
 
 
 @router.post("/admin/cache/purge")
-async def purge(request: Request) -> Response:
-    services = admin_services(request)
+async def purge(request: Request, services: AdminServices) -> Response:
     raw = await read_body(request, services.config.server.max_request_bytes)
     parsed = parse_body(raw, PurgeRequest)[1]
     purge_filter = PurgeFilter(**parsed.model_dump(exclude={"all"}))
@@ -139,11 +136,10 @@ async def purge(request: Request) -> Response:
         exact = await services.storage.exact.purge(purge_filter)
         semantic = await services.storage.vectors.purge(purge_filter)
     except Exception as exc:
-        raise StoreUnavailableError("The cache store failed during the purge; retry.") from exc
+        raise StoreUnavailableResponse("The cache store failed during the purge; retry.") from exc
     return json_response({"purged": {"exact": exact, "semantic": semantic}})
 
 
 @router.get("/metrics")
-async def metrics(request: Request) -> Response:
-    services = admin_services(request)
+async def metrics(request: Request, services: AdminServices) -> Response:
     return Response(services.metrics.render(), media_type=PROMETHEUS_CONTENT_TYPE)

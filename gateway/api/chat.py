@@ -10,32 +10,32 @@ from fastapi import APIRouter, Request, Response
 from fastapi.responses import StreamingResponse
 from starlette.background import BackgroundTask
 
-from gateway.api.deps import authenticate, get_services, read_body
+from gateway.api.deps import AppServices, authenticate, read_body
 from gateway.api.door import cache_headers, chat_request, handle
 from gateway.api.responses import SSE_DONE, json_response, sse_event, sse_from_list
 from gateway.completions import replay_chunks
 from gateway.errors import GatewayError
 from gateway.pipeline.request import ChatRequest
 from gateway.pipeline.runner import CompletionOutcome
+from gateway.wiring import Services
 
 router = APIRouter()
 
 SSE_HEADERS = {"cache-control": "no-cache", "x-accel-buffering": "no"}
 
 
-async def _parse(request: Request) -> ChatRequest:
-    services = get_services(request)
+async def _parse(request: Request, services: Services) -> ChatRequest:
     principal = authenticate(request, services)
     raw = await read_body(request, services.config.server.max_request_bytes)
     # Large bodies in a worker thread: other requests are served meanwhile.
     body, parsed = await services.body_parser.parse_chat(raw)
-    return chat_request(request, principal, parsed.model, body)
+    return chat_request(request, services, principal, parsed.model, body)
 
 
 @router.post("/v1/chat/completions")
-async def chat_completions(request: Request) -> Response:
-    chat = await _parse(request)
-    outcome = await handle(request, chat)
+async def chat_completions(request: Request, services: AppServices) -> Response:
+    chat = await _parse(request, services)
+    outcome = await handle(services, chat)
     headers = cache_headers(outcome.decision)
     if isinstance(outcome, CompletionOutcome):
         return _render_completion(chat, outcome, headers)

@@ -12,7 +12,7 @@ from fastapi.responses import StreamingResponse
 from starlette.background import BackgroundTask
 
 from gateway.api.chat import SSE_HEADERS
-from gateway.api.deps import authenticate, get_services, read_body
+from gateway.api.deps import AppServices, authenticate, read_body
 from gateway.api.door import cache_headers, chat_request, handle
 from gateway.api.legacy_translation import (
     LegacyChunks,
@@ -25,23 +25,23 @@ from gateway.completions import replay_chunks
 from gateway.errors import GatewayError
 from gateway.pipeline.request import ChatRequest
 from gateway.pipeline.runner import CompletionOutcome
+from gateway.wiring import Services
 
 router = APIRouter()
 
 
-async def _parse(request: Request) -> ChatRequest:
-    services = get_services(request)
+async def _parse(request: Request, services: Services) -> ChatRequest:
     principal = authenticate(request, services)
     raw = await read_body(request, services.config.server.max_request_bytes)
     # One prompt: never the message counts a chat body is pre-checked for.
     body, parsed = await services.body_parser.parse(raw, LegacyCompletionRequest)
-    return chat_request(request, principal, parsed.model, chat_body(body, parsed))
+    return chat_request(request, services, principal, parsed.model, chat_body(body, parsed))
 
 
 @router.post("/v1/completions")
-async def completions(request: Request) -> Response:
-    chat = await _parse(request)
-    outcome = await handle(request, chat)
+async def completions(request: Request, services: AppServices) -> Response:
+    chat = await _parse(request, services)
+    outcome = await handle(services, chat)
     headers = cache_headers(outcome.decision)
     if isinstance(outcome, CompletionOutcome):
         return _render_completion(chat, outcome, headers)

@@ -1,24 +1,30 @@
-"""Shared request helpers: the services container, the caller, a bounded body read."""
+"""Shared request helpers: the services dependency, the caller, a bounded body read."""
 
 from __future__ import annotations
 
 import logging
+from typing import Annotated
 
-from fastapi import Request
+from fastapi import Depends, Request
 from starlette.requests import ClientDisconnect
 
 from gateway.auth import KEY_HEADERS, Principal
 from gateway.errors import ClientClosed, GatewayError, InvalidRequest, RequestTooLarge
-from gateway.services import Services
+from gateway.wiring import Services
 
 logger = logging.getLogger(__name__)
 
 
 def get_services(request: Request) -> Services:
+    """The FastAPI dependency every route takes its services from (the ones the lifespan
+    built); `app.dependency_overrides[get_services]` replaces them."""
     services: Services | None = getattr(request.app.state, "services", None)
     if services is None:
         raise GatewayError("The gateway is starting up.", status_code=503, code="not_ready")
     return services
+
+
+AppServices = Annotated[Services, Depends(get_services)]
 
 
 def authenticate(request: Request, services: Services) -> Principal:

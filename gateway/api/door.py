@@ -15,7 +15,7 @@ from typing import Any
 from fastapi import Request
 
 from gateway.api.cache_headers import request_cache_control
-from gateway.api.deps import get_services, request_id
+from gateway.api.deps import request_id
 from gateway.api.scope import NAMESPACE_HEADER, SESSION_HEADER, memory_user, scope_header
 from gateway.auth import Principal
 from gateway.errors import GatewayError, ModelNotFound
@@ -23,6 +23,7 @@ from gateway.pipeline.decision import Decision
 from gateway.pipeline.reasons import Layer
 from gateway.pipeline.request import ChatRequest
 from gateway.pipeline.runner import CompletionOutcome, StreamOutcome
+from gateway.wiring import Services
 
 MODEL_HEADER = "x-gateway-model"
 
@@ -54,11 +55,10 @@ def cache_headers(decision: Decision) -> dict[str, str]:
 
 
 def chat_request(
-    request: Request, principal: Principal, model: str, body: dict[str, Any]
+    request: Request, services: Services, principal: Principal, model: str, body: dict[str, Any]
 ) -> ChatRequest:
     """The pipeline's request for a chat-completions `body` (validated, or translated
     from another API's), asked by `principal` over `request`."""
-    services = get_services(request)
     if not services.provider.has_model(model):
         raise ModelNotFound(f"The model '{model}' does not exist.", param="model")
     return ChatRequest(
@@ -74,10 +74,10 @@ def chat_request(
     )
 
 
-async def handle(request: Request, chat: ChatRequest) -> CompletionOutcome | StreamOutcome:
+async def handle(services: Services, chat: ChatRequest) -> CompletionOutcome | StreamOutcome:
     """The pipeline's outcome; an unexpected failure becomes the gateway's 500."""
     try:
-        return await get_services(request).pipeline.handle(chat)
+        return await services.pipeline.handle(chat)
     except GatewayError:
         raise
     except Exception as exc:

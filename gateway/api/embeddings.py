@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Request, Response
 
-from gateway.api.deps import authenticate, get_services, read_body
+from gateway.api.deps import AppServices, authenticate, read_body
 from gateway.api.responses import json_response
 from gateway.api.schemas import EmbeddingRequest
 from gateway.errors import ModelNotFound
@@ -13,8 +13,7 @@ router = APIRouter()
 
 
 @router.post("/v1/embeddings")
-async def create_embeddings(request: Request) -> Response:
-    services = get_services(request)
+async def create_embeddings(request: Request, services: AppServices) -> Response:
     authenticate(request, services)
     raw = await read_body(request, services.config.server.max_request_bytes)
     body, parsed = await services.body_parser.parse(raw, EmbeddingRequest)

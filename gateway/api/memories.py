@@ -18,7 +18,7 @@ from typing import Any
 import orjson
 from fastapi import APIRouter, Request, Response
 
-from gateway.api.deps import authenticate, bounded_int_param, get_services, read_body
+from gateway.api.deps import AppServices, authenticate, bounded_int_param, read_body
 from gateway.api.memory_schemas import MemoryBatchIn, MemoryIn, MemorySearchIn
 from gateway.api.responses import JSON_MEDIA_TYPE, json_response
 from gateway.api.schemas import load_json_object, parse_body
@@ -30,19 +30,19 @@ from gateway.errors import (
     InvalidRequest,
     MemoryLimitReached,
     MemoryNotFound,
-    MemoryRejected,
-    StoreUnavailableError,
+    MemoryRejectedResponse,
+    StoreUnavailableResponse,
 )
 from gateway.memory.records import MemoryRecord, MemoryScope, parse_time
-from gateway.memory.service import MemoryRefused, MemoryService, NewMemory, WriteOnce
+from gateway.memory.service import MemoryRejected, MemoryService, NewMemory, WriteOnce
 from gateway.policy.models import MemoryPolicy
-from gateway.services import Services
 from gateway.storage.protocols import (
     AlreadyWritten,
     QuotaExceeded,
     RecordedAnswer,
     StoreUnavailable,
 )
+from gateway.wiring import Services
 
 router = APIRouter()
 
@@ -64,7 +64,7 @@ async def _store_errors() -> AsyncIterator[None]:
     except StoreUnavailable:
         # Redis unreachable, or the embedded database closed, locked or out of disk:
         # each backend reports its own failures as `StoreUnavailable`.
-        raise StoreUnavailableError("The memory store is unavailable; retry shortly.") from None
+        raise StoreUnavailableResponse("The memory store is unavailable; retry shortly.") from None
 
 
 def _tenant(request: Request, principal: Principal) -> str:
@@ -101,8 +101,7 @@ def _service(services: Services) -> MemoryService:
 
 
 @router.post("/v1/memories", status_code=201)
-async def create_memories(request: Request) -> Response:
-    services = get_services(request)
+async def create_memories(request: Request, services: AppServices) -> Response:
     principal = authenticate(request, services)
     tenant = _tenant(request, principal)
     idempotency_key = _idempotency_key(request)
@@ -143,8 +142,8 @@ async def create_memories(request: Request) -> Response:
     try:
         async with _store_errors():
             records = await service.add(scope, items, policy, once=once)
-    except MemoryRefused as refused:
-        raise MemoryRejected(
+    except MemoryRejected as refused:
+        raise MemoryRejectedResponse(
             f"items[{refused.index}].content refused: {refused.verdict.message} "
             f"(reason: {refused.verdict.kind}, rule: {refused.verdict.rule}). Nothing was stored.",
             param=f"items[{refused.index}].content",
@@ -250,8 +249,7 @@ def _new_memory(item: MemoryIn) -> NewMemory:
 
 
 @router.get("/v1/memories")
-async def list_memories(request: Request) -> Response:
-    services = get_services(request)
+async def list_memories(request: Request, services: AppServices) -> Response:
     principal = authenticate(request, services)
     tenant = _tenant(request, principal)
     user = memory_user(request, request.query_params.get("user"))
@@ -287,15 +285,13 @@ async def _owned(request: Request, services: Services, memory_id: str) -> Memory
 
 
 @router.get("/v1/memories/{memory_id}")
-async def get_memory(request: Request, memory_id: str) -> Response:
-    services = get_services(request)
+async def get_memory(request: Request, services: AppServices, memory_id: str) -> Response:
     record = await _owned(request, services, memory_id)
     return json_response(record.to_api())
 
 
 @router.delete("/v1/memories/{memory_id}")
-async def delete_memory(request: Request, memory_id: str) -> Response:
-    services = get_services(request)
+async def delete_memory(request: Request, services: AppServices, memory_id: str) -> Response:
     record = await _owned(request, services, memory_id)
     async with _store_errors():
         deleted = await _service(services).delete(record.tenant, record.id)
@@ -305,8 +301,7 @@ async def delete_memory(request: Request, memory_id: str) -> Response:
 
 
 @router.post("/v1/memories/search")
-async def search_memories(request: Request) -> Response:
-    services = get_services(request)
+async def search_memories(request: Request, services: AppServices) -> Response:
     principal = authenticate(request, services)
     tenant = _tenant(request, principal)
     raw = await read_body(request, services.config.server.max_request_bytes)

@@ -25,7 +25,7 @@ from gateway.api.anthropic_translation import (
     message_events,
     messages_to_chat,
 )
-from gateway.api.deps import authenticate, get_services, read_body
+from gateway.api.deps import AppServices, authenticate, read_body
 from gateway.api.door import cache_headers, chat_request, handle
 from gateway.api.messages_schema import CountTokensRequest, MessagesRequest
 from gateway.api.responses import json_response
@@ -34,7 +34,7 @@ from gateway.completions import replay_chunks
 from gateway.errors import GatewayError, InvalidRequest, ModelNotFound
 from gateway.pipeline.request import ChatRequest
 from gateway.pipeline.runner import CompletionOutcome
-from gateway.services import Services
+from gateway.wiring import Services
 
 router = APIRouter()
 
@@ -68,14 +68,13 @@ def _translate(body: dict[str, Any], services: Services) -> ChatTranslation:
 
 
 @router.post("/v1/messages")
-async def create_message(request: Request) -> Response:
-    services = get_services(request)
+async def create_message(request: Request, services: AppServices) -> Response:
     principal = authenticate(request, services)
     raw = await read_body(request, services.config.server.max_request_bytes)
     body, parsed = await services.body_parser.parse(raw, MessagesRequest)
     translation = _translate(body, services)
-    chat = chat_request(request, principal, parsed.model, translation.body)
-    outcome = await handle(request, chat)
+    chat = chat_request(request, services, principal, parsed.model, translation.body)
+    outcome = await handle(services, chat)
     headers = cache_headers(outcome.decision)
     if isinstance(outcome, CompletionOutcome):
         return _render_completion(chat, translation, outcome, headers)
@@ -146,8 +145,7 @@ async def _sse(
 
 
 @router.post("/v1/messages/count_tokens")
-async def count_tokens(request: Request) -> Response:
-    services = get_services(request)
+async def count_tokens(request: Request, services: AppServices) -> Response:
     authenticate(request, services)
     raw = await read_body(request, services.config.server.max_request_bytes)
     body, parsed = await services.body_parser.parse(raw, CountTokensRequest)

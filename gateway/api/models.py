@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Request, Response
 
-from gateway.api.deps import authenticate, get_services
+from gateway.api.deps import AppServices, authenticate
 from gateway.api.responses import json_response
 from gateway.errors import ModelNotFound
 
@@ -12,8 +12,7 @@ router = APIRouter()
 
 
 @router.get("/v1/models")
-async def list_models(request: Request) -> Response:
-    services = get_services(request)
+async def list_models(request: Request, services: AppServices) -> Response:
     authenticate(request, services)
     data = [_model(name) for name in services.config.model_names()]
     return json_response({"object": "list", "data": data})
@@ -21,8 +20,7 @@ async def list_models(request: Request) -> Response:
 
 # `:path`: a model name may hold slashes (`meta-llama/Llama-3.1-8B`).
 @router.get("/v1/models/{model_id:path}")
-async def retrieve_model(request: Request, model_id: str) -> Response:
-    services = get_services(request)
+async def retrieve_model(request: Request, model_id: str, services: AppServices) -> Response:
     authenticate(request, services)
     if model_id not in services.config.model_names():
         raise ModelNotFound(f"The model '{model_id}' does not exist.", param="model")

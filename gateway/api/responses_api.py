@@ -22,7 +22,7 @@ from fastapi import APIRouter, Request, Response
 from fastapi.responses import StreamingResponse
 from starlette.background import BackgroundTask
 
-from gateway.api.deps import authenticate, get_services, read_body
+from gateway.api.deps import AppServices, authenticate, read_body
 from gateway.api.door import cache_headers, chat_request, handle
 from gateway.api.responses import json_response
 from gateway.api.responses_render import (
@@ -36,11 +36,11 @@ from gateway.api.responses_schema import ResponsesRequest
 from gateway.api.responses_stream import ResponseEventStream
 from gateway.api.responses_translate import check_supported, input_items, to_chat_body
 from gateway.completions import replay_chunks
-from gateway.errors import GatewayError, StoreUnavailableError
+from gateway.errors import GatewayError, StoreUnavailableResponse
 from gateway.pipeline.reasons import Layer
 from gateway.pipeline.runner import CompletionOutcome, StreamOutcome
-from gateway.services import Services
 from gateway.storage.protocols import StoredResponse, StoreUnavailable
+from gateway.wiring import Services
 
 logger = logging.getLogger(__name__)
 
@@ -70,7 +70,7 @@ async def _stored(services: Services, tenant: str, response_id: str) -> StoredRe
     try:
         return await services.storage.responses.get(tenant, response_id)
     except StoreUnavailable as exc:
-        raise StoreUnavailableError("The response store is unavailable; retry.") from exc
+        raise StoreUnavailableResponse("The response store is unavailable; retry.") from exc
 
 
 def _as_input(item: Mapping[str, Any]) -> dict[str, Any]:
@@ -132,8 +132,7 @@ def _hit_usage(outcome: CompletionOutcome | StreamOutcome) -> dict[str, Any] | N
 
 
 @router.post("/v1/responses")
-async def create_response(request: Request) -> Response:
-    services = get_services(request)
+async def create_response(request: Request, services: AppServices) -> Response:
     principal = authenticate(request, services)
     raw = await read_body(request, services.config.server.max_request_bytes)
     body, parsed = await services.body_parser.parse(raw, ResponsesRequest)
@@ -142,8 +141,8 @@ async def create_response(request: Request) -> Response:
     translated = to_chat_body(body, items)
     # The translation is a chat body like any other: the same checks and limits.
     chat_body, _ = await services.body_parser.parse_chat(orjson.dumps(translated))
-    chat = chat_request(request, principal, parsed.model, chat_body)
-    outcome = await handle(request, chat)
+    chat = chat_request(request, services, principal, parsed.model, chat_body)
+    outcome = await handle(services, chat)
     headers = cache_headers(outcome.decision)
     echo = ResponseEcho(
         model=parsed.model,
@@ -215,8 +214,7 @@ async def _sse(events: Any, upstream: Any) -> AsyncIterator[bytes]:
 
 
 @router.get("/v1/responses/{response_id}")
-async def retrieve_response(request: Request, response_id: str) -> Response:
-    services = get_services(request)
+async def retrieve_response(request: Request, response_id: str, services: AppServices) -> Response:
     principal = authenticate(request, services)
     stored = await _stored(services, principal.tenant, response_id)
     if stored is None:
@@ -225,15 +223,14 @@ async def retrieve_response(request: Request, response_id: str) -> Response:
 
 
 @router.delete("/v1/responses/{response_id}")
-async def delete_response(request: Request, response_id: str) -> Response:
-    services = get_services(request)
+async def delete_response(request: Request, response_id: str, services: AppServices) -> Response:
     principal = authenticate(request, services)
     deleted = False
     if _RESPONSE_ID.fullmatch(response_id):
         try:
             deleted = await services.storage.responses.delete(principal.tenant, response_id)
         except StoreUnavailable as exc:
-            raise StoreUnavailableError("The response store is unavailable; retry.") from exc
+            raise StoreUnavailableResponse("The response store is unavailable; retry.") from exc
     if not deleted:
         raise _not_found(response_id)
     return json_response({"id": response_id, "object": "response", "deleted": True})

@@ -51,14 +51,14 @@ def _normalise_number(value: Any) -> Any:
     return value
 
 
-def _normalise_text(text: str) -> str:
+def _nfc_stripped(text: str) -> str:
     return unicodedata.normalize("NFC", text).strip()
 
 
 def normalise_content(content: Any) -> Any:
     """A string, or a single text part, becomes one stripped NFC string."""
     if isinstance(content, str):
-        return _normalise_text(content)
+        return _nfc_stripped(content)
     if isinstance(content, list):
         if (
             len(content) == 1
@@ -66,9 +66,9 @@ def normalise_content(content: Any) -> Any:
             and content[0].get("type") == "text"
             and isinstance(content[0].get("text"), str)
         ):
-            return _normalise_text(content[0]["text"])
+            return _nfc_stripped(content[0]["text"])
         return [
-            {**part, "text": _normalise_text(part["text"])}
+            {**part, "text": _nfc_stripped(part["text"])}
             if isinstance(part, dict) and isinstance(part.get("text"), str)
             else part
             for part in content

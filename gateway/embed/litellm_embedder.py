@@ -21,10 +21,11 @@ import numpy as np
 from gateway.embed.calibration import Calibration
 from gateway.embed.protocol import Vectors
 from gateway.embed.vectors import l2_normalise
+from gateway.errors import GatewayInternalError
 from gateway.providers.protocol import EmbeddingProvider
 
 
-class EmbeddingResponseError(RuntimeError):
+class EmbeddingResponseError(GatewayInternalError, RuntimeError):
     """The provider answered, but not with one usable vector per input text."""
 
 

@@ -59,11 +59,6 @@ class MemoryRecord:
     def with_vector(self, vector: Vector, embedder: str) -> MemoryRecord:
         return replace(self, vector=vector, embedder=embedder)
 
-    def holds_at(self, when: float) -> bool:
-        if self.valid_from is not None and when < self.valid_from:
-            return False
-        return not (self.valid_to is not None and when >= self.valid_to)
-
     def to_api(self) -> dict[str, Any]:
         """The public shape (`/v1/memories`): times as ISO-8601 UTC."""
         return {

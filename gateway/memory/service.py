@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gateway.embed.protocol import Embedder
+from gateway.errors import GatewayInternalError
 from gateway.memory.guard import GuardVerdict, inspect_memory_content
 from gateway.memory.records import (
     MemoryRecord,
@@ -70,7 +71,7 @@ class WriteOnce:
     render: Callable[[Sequence[MemoryRecord]], bytes]
 
 
-class MemoryRefused(Exception):
+class MemoryRejected(GatewayInternalError):
     """A memory failed the write guard and the policy says reject."""
 
     def __init__(self, index: int, verdict: GuardVerdict) -> None:
@@ -147,7 +148,7 @@ class MemoryService:
     ) -> list[MemoryRecord]:
         """Guard, embed and store `items` as one batch: all are stored or none.
 
-        Raises `MemoryRefused` (nothing stored) when the guard flags an item and the
+        Raises `MemoryRejected` (nothing stored) when the guard flags an item and the
         policy says reject; with `quarantine` the item is stored but never injected.
         Raises `QuotaExceeded` when the batch would take the user past the policy's
         caps, and `AlreadyWritten` when `once.key` was used by an earlier write.
@@ -165,7 +166,7 @@ class MemoryService:
         for index, item in enumerate(items):
             verdict = inspect_memory_content(item.content)
             if verdict is not None and policy.write_guard == "reject":
-                raise MemoryRefused(index, verdict)
+                raise MemoryRejected(index, verdict)
             records.append(
                 MemoryRecord(
                     id=new_memory_id(),

@@ -28,14 +28,14 @@ _STOPWORDS = frozenset(
 )
 
 
-def normalise(text: str) -> str:
+def folded(text: str) -> str:
     """NFKC, case-folded, whitespace collapsed: the text two writers would agree on."""
     return _SPACES.sub(" ", unicodedata.normalize("NFKC", text).casefold()).strip()
 
 
 def dedup_key(text: str) -> str:
-    """The one deduplication key: MD5 of the normalised text (not a security use)."""
-    return hashlib.md5(normalise(text).encode("utf-8"), usedforsecurity=False).hexdigest()
+    """The one deduplication key: MD5 of the folded text (not a security use)."""
+    return hashlib.md5(folded(text).encode("utf-8"), usedforsecurity=False).hexdigest()
 
 
 def keyword_terms(text: str) -> list[str]:
@@ -44,7 +44,7 @@ def keyword_terms(text: str) -> list[str]:
     spaces; bigrams make "企业版" match as a phrase, not as three loose characters)."""
     terms: list[str] = []
     previous_cjk: str | None = None
-    for token in _TOKEN.findall(normalise(text)):
+    for token in _TOKEN.findall(folded(text)):
         if _CJK.fullmatch(token):
             terms.append(token)
             if previous_cjk is not None:

@@ -22,6 +22,8 @@ from typing import Any
 
 import tiktoken
 
+from gateway.errors import GatewayInternalError
+
 __all__ = ["TokenCounter", "TokenizerUnavailable", "Tokenizers"]
 
 logger = logging.getLogger(__name__)
@@ -33,7 +35,7 @@ _TOKENS_PER_NAME = 1
 _REPLY_PRIMING = 3
 
 
-class TokenizerUnavailable(RuntimeError):
+class TokenizerUnavailable(GatewayInternalError, RuntimeError):
     """No tiktoken encoding could be loaded without the network."""
 
 

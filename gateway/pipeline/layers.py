@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from gateway.errors import StoreUnavailableError
+from gateway.errors import StoreUnavailableResponse
 from gateway.pipeline.exact import ExactCacheStage
 from gateway.pipeline.reasons import Layer, Reason
 from gateway.pipeline.request import ChatRequest
@@ -54,9 +54,6 @@ class CacheLayers:
             if semantic is None
             else _Store("semantic_cache", semantic.report_failure, _semantic_mode)
         )
-
-    def semantic_enabled(self, request: ChatRequest) -> bool:
-        return self.semantic is not None and request.policy.semantic_cache.enabled
 
     def start_exact_read(self, request: ChatRequest) -> ExactRead | None:
         """The exact read, started before classification so that it runs meanwhile;
@@ -164,7 +161,7 @@ class CacheLayers:
         if self._on_store_failure is not None:
             self._on_store_failure(store.name, operation)
         if operation == "lookup" and store.mode(request.policy.failure) == "closed":
-            raise StoreUnavailableError(
+            raise StoreUnavailableResponse(
                 f"The {store.name.replace('_', ' ')} is unavailable and this policy fails closed."
             ) from exc
 

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from gateway.errors import StoreUnavailableError
+from gateway.errors import StoreUnavailableResponse
 from gateway.memory.capture import extract_statements
 from gateway.memory.inject import build_block, insert_after_system_prompt
 from gateway.memory.limits import ModelLimits
@@ -72,7 +72,7 @@ class MemoryStage:
             if self._on_failure is not None:
                 self._on_failure("memory", "retrieve")
             if request.policy.failure.memory == "closed":
-                raise StoreUnavailableError(
+                raise StoreUnavailableResponse(
                     "The memory store is unavailable and this policy fails closed."
                 ) from exc
             self._failures.warning(

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from gateway.errors import GatewayInternalError
+
 
 @dataclass(frozen=True)
 class PolicyIssue:
@@ -25,7 +27,7 @@ class PolicyIssue:
         return (self.file, self.line or 0, self.field or "", self.message)
 
 
-class PolicyError(Exception):
+class PolicyError(GatewayInternalError):
     """Policies that cannot be used; `issues` has every problem found, one per line of
     the message, each naming the file, line and field."""
 

@@ -10,6 +10,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from gateway.errors import GatewayInternalError
+
 DEFAULT_POLICY_FILE = "default.yaml"
 POLICY_SUFFIX = ".yaml"
 _TENANT_PREFIX = "tenant."
@@ -38,21 +40,11 @@ class PolicyScope:
         """Precedence: 0 default < 1 model < 2 tenant < 3 tenant + model."""
         return (2 if self.tenant is not None else 0) + (1 if self.model is not None else 0)
 
-    @property
-    def filename(self) -> str:
-        if self.tenant is not None and self.model is not None:
-            return f"tenant.{self.tenant}.model.{self.model}{POLICY_SUFFIX}"
-        if self.tenant is not None:
-            return f"tenant.{self.tenant}{POLICY_SUFFIX}"
-        if self.model is not None:
-            return f"model.{self.model}{POLICY_SUFFIX}"
-        return DEFAULT_POLICY_FILE
-
 
 DEFAULT_SCOPE = PolicyScope()
 
 
-class PolicyNameError(ValueError):
+class PolicyNameError(GatewayInternalError, ValueError):
     """A file in the policies folder whose name says nothing this gateway understands."""
 
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 import re
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
 
 from gateway.classify.classes import NonCacheableClass
+from gateway.strict_model import StrictModel
 
 # The default share of semantic hits that should be right (`target_precision`).
 DEFAULT_TARGET_PRECISION = 0.97
@@ -16,16 +17,12 @@ DEFAULT_TARGET_PRECISION = 0.97
 NON_CACHEABLE_CLASSES = tuple(cls.value for cls in NonCacheableClass)
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class ExactCachePolicy(_Strict):
+class ExactCachePolicy(StrictModel):
     enabled: bool = True
     ttl_seconds: int = Field(default=24 * 3600, ge=1)
 
 
-class ClientCacheControlPolicy(_Strict):
+class ClientCacheControlPolicy(StrictModel):
     """What a request's own cache controls may change (README, "Response headers and
     request controls"). `no-cache` and `no-store` are always honoured."""
 
@@ -38,7 +35,7 @@ class ClientCacheControlPolicy(_Strict):
     max_ttl_seconds: int | None = Field(default=None, ge=1)
 
 
-class ReviewPolicy(_Strict):
+class ReviewPolicy(StrictModel):
     enabled: bool = True
     # A review that takes longer is abandoned and the candidate rejected
     # (`review_unavailable`): a miss costs less than a wrong answer.
@@ -49,7 +46,7 @@ class ReviewPolicy(_Strict):
     show_stored_answer: bool = True
 
 
-class AdaptivePolicy(_Strict):
+class AdaptivePolicy(StrictModel):
     """The operating point learnt from this deployment's traffic (README, "The adaptive
     operating point"). `semantic_cache.adaptive: observe` is short for `{mode: observe}`.
 
@@ -94,7 +91,7 @@ class AdaptivePolicy(_Strict):
         return self
 
 
-class SemanticCachePolicy(_Strict):
+class SemanticCachePolicy(StrictModel):
     """L2 semantic cache. Similarities are on the gateway's calibrated scale (see
     `gateway/embed/calibration.py`): the precision of serving every candidate at least
     this close in the ask's language, so the same numbers fit every embedder."""
@@ -172,7 +169,7 @@ def _level(value: Any) -> float | None:
     return level if 0 < level <= 1 else None
 
 
-class ClassifierPolicy(_Strict):
+class ClassifierPolicy(StrictModel):
     """Which non-cacheable classes apply, and extra regexes per class."""
 
     enabled_classes: frozenset[str] = frozenset(NON_CACHEABLE_CLASSES)
@@ -202,7 +199,7 @@ class ClassifierPolicy(_Strict):
         return self
 
 
-class MemoryRankingPolicy(_Strict):
+class MemoryRankingPolicy(StrictModel):
     """How retrieval scores a memory (see `gateway/memory/retrieval.py`)."""
 
     # Tuned on LoCoMo conversations 0-2 and checked on 3-4 (README, "Memory"): the
@@ -234,7 +231,7 @@ class MemoryRankingPolicy(_Strict):
         return self
 
 
-class SessionMemoryPolicy(_Strict):
+class SessionMemoryPolicy(StrictModel):
     """The per-session knowledge cache (`x-gateway-session`)."""
 
     admit_min_score: float = Field(default=0.70, ge=0, le=1)
@@ -243,14 +240,14 @@ class SessionMemoryPolicy(_Strict):
     ttl_seconds: int = Field(default=3600, ge=1)
 
 
-class MemoryCapturePolicy(_Strict):
+class MemoryCapturePolicy(StrictModel):
     """Store facts and decisions the user states, after each turn (rule-based)."""
 
     enabled: bool = False
     source: str = Field(default="capture", min_length=1, max_length=64)
 
 
-class MemoryLimitsPolicy(_Strict):
+class MemoryLimitsPolicy(StrictModel):
     """Caps per user (tenant + user), so that one user cannot grow the store, or the
     scope every one of their turns ranks, without bound. A write past a cap is refused
     with 409 `memory_limit_reached`; capture stops storing."""
@@ -262,7 +259,7 @@ class MemoryLimitsPolicy(_Strict):
     idempotency_ttl_seconds: int = Field(default=86_400, ge=60, le=30 * 86_400)
 
 
-class MemoryPolicy(_Strict):
+class MemoryPolicy(StrictModel):
     enabled: bool = True
     # The injected block never exceeds this, counted with the target model's tiktoken
     # encoding, header and message overhead included.
@@ -292,7 +289,7 @@ class MemoryPolicy(_Strict):
 FailureMode = Literal["open", "closed"]
 
 
-class FailurePolicy(_Strict):
+class FailurePolicy(StrictModel):
     """What a stage does when its store or model fails: `open` serves the request from
     the provider as a miss (the default: a cache must never make things worse);
     `closed` answers 503 instead (for deployments that must not reach the provider
@@ -303,7 +300,7 @@ class FailurePolicy(_Strict):
     memory: FailureMode = "open"
 
 
-class SingleFlightPolicy(_Strict):
+class SingleFlightPolicy(StrictModel):
     """Concurrent identical cacheable misses share one upstream call."""
 
     enabled: bool = True
@@ -311,12 +308,12 @@ class SingleFlightPolicy(_Strict):
     wait_seconds: float = Field(default=30.0, gt=0, le=600)
 
 
-class TelemetryPolicy(_Strict):
+class TelemetryPolicy(StrictModel):
     # Keep the last user turn in `/admin/decisions` records (never in logs or metrics).
     record_prompts: bool = False
 
 
-class AuditPolicy(_Strict):
+class AuditPolicy(StrictModel):
     """Production false-hit audit: a sample of served cache hits is also sent upstream in
     the background and the fresh answer compared with the served one."""
 
@@ -327,7 +324,7 @@ class AuditPolicy(_Strict):
     max_in_flight: int = Field(default=4, ge=1, le=64)
 
 
-class Policy(_Strict):
+class Policy(StrictModel):
     """Resolved policy for one request.
 
     `version`, `system_prompt_version` and `tool_schema_version` enter every cache key:

@@ -7,6 +7,8 @@ no usable verdict" apart from bugs.
 
 from __future__ import annotations
 
+from gateway.errors import GatewayInternalError
 
-class ReviewError(Exception):
+
+class ReviewError(GatewayInternalError):
     """A reviewer could not produce a verdict (upstream failure, unparseable answer)."""

@@ -24,7 +24,7 @@ from typing import Any
 from gateway.jsonfile import parse_json_object
 from gateway.nlp import detect_language
 from gateway.review.features import FEATURE_NAMES, pair_features
-from gateway.review.model import MODEL_FORMAT, AdditiveModel, ModelFormatError
+from gateway.review.model import MODEL_FORMAT, AdditiveModel, ReviewerModelFormatError
 from gateway.review.protocol import ReviewVerdict
 
 MODEL_NAME = "local-pair-v1"
@@ -50,24 +50,24 @@ class LocalPairWeights:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> LocalPairWeights:
         if data.get("format") != MODEL_FORMAT:
-            raise ModelFormatError(f"unsupported weights format {data.get('format')!r}")
+            raise ReviewerModelFormatError(f"unsupported weights format {data.get('format')!r}")
         thresholds = data.get("thresholds")
         if not isinstance(thresholds, Mapping) or not thresholds:
-            raise ModelFormatError("weights need a non-empty 'thresholds' object")
+            raise ReviewerModelFormatError("weights need a non-empty 'thresholds' object")
         try:
             parsed = {str(k): float(v) for k, v in thresholds.items()}
         except (TypeError, ValueError) as exc:
-            raise ModelFormatError("thresholds must be numbers") from exc
+            raise ReviewerModelFormatError("thresholds must be numbers") from exc
         if not all(0.0 <= v <= 1.0 for v in parsed.values()):
-            raise ModelFormatError("thresholds must be probabilities in [0, 1]")
+            raise ReviewerModelFormatError("thresholds must be probabilities in [0, 1]")
         scale = data.get("similarity_scale")
         if scale not in ("calibrated", "raw"):
-            raise ModelFormatError("'similarity_scale' must be 'calibrated' or 'raw'")
+            raise ReviewerModelFormatError("'similarity_scale' must be 'calibrated' or 'raw'")
         return cls(AdditiveModel.from_dict(data, FEATURE_NAMES), parsed, scale)
 
     @classmethod
     def from_json(cls, text: str | bytes) -> LocalPairWeights:
-        return cls.from_dict(parse_json_object(text, ModelFormatError, "weights"))
+        return cls.from_dict(parse_json_object(text, ReviewerModelFormatError, "weights"))
 
     @classmethod
     def packaged(cls) -> LocalPairWeights:

@@ -19,10 +19,12 @@ from dataclasses import dataclass
 from itertools import pairwise
 from typing import Any
 
+from gateway.errors import GatewayInternalError
+
 MODEL_FORMAT = 1
 
 
-class ModelFormatError(ValueError):
+class ReviewerModelFormatError(GatewayInternalError, ValueError):
     """The weights file does not describe a model this code can run."""
 
 
@@ -77,10 +79,10 @@ class AdditiveModel:
             raw_steps: Mapping[str, Any] = data["steps"]
             intercept = float(data["intercept"])
         except (KeyError, TypeError, ValueError) as exc:
-            raise ModelFormatError("model needs 'intercept' and 'steps'") from exc
+            raise ReviewerModelFormatError("model needs 'intercept' and 'steps'") from exc
         unknown = set(raw_steps) - set(feature_names)
         if unknown:
-            raise ModelFormatError(f"weights use unknown features: {sorted(unknown)}")
+            raise ReviewerModelFormatError(f"weights use unknown features: {sorted(unknown)}")
         steps: list[StepFunction] = []
         for name in feature_names:
             block = raw_steps.get(name, {"cuts": [], "values": [0.0]})
@@ -88,12 +90,12 @@ class AdditiveModel:
                 cuts = tuple(float(c) for c in block["cuts"])
                 values = tuple(float(v) for v in block["values"])
             except (KeyError, TypeError, ValueError) as exc:
-                raise ModelFormatError(f"bad step function for {name!r}") from exc
+                raise ReviewerModelFormatError(f"bad step function for {name!r}") from exc
             if len(values) != len(cuts) + 1:
-                raise ModelFormatError(f"{name!r}: need one more value than cuts")
+                raise ReviewerModelFormatError(f"{name!r}: need one more value than cuts")
             if any(b <= a for a, b in pairwise(cuts)):
-                raise ModelFormatError(f"{name!r}: cuts must be strictly increasing")
+                raise ReviewerModelFormatError(f"{name!r}: cuts must be strictly increasing")
             if not all(math.isfinite(v) for v in (*cuts, *values)):
-                raise ModelFormatError(f"{name!r}: non-finite number")
+                raise ReviewerModelFormatError(f"{name!r}: non-finite number")
             steps.append(StepFunction(cuts, values))
         return cls(tuple(feature_names), intercept, tuple(steps))

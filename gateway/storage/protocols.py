@@ -5,7 +5,7 @@ Two backends implement them: `storage/embedded/` (SQLite files and in-process in
 one process) and `storage/redis/` (shared by replicas). Each backend translates its own
 failures (sqlite3 and OS errors, Redis connection errors and timeouts) into
 `StoreUnavailable`, so nothing above `storage/` sees a backend's exception types; the
-HTTP layer answers it with `errors.StoreUnavailableError` (503).
+HTTP layer answers it with `errors.StoreUnavailableResponse` (503).
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ import numpy as np
 import numpy.typing as npt
 
 from gateway.cache.purge import PurgeFilter
+from gateway.errors import GatewayInternalError
 from gateway.memory.records import MemoryRecord, MemoryScope
 
 Vector = npt.NDArray[np.float32]
@@ -25,7 +26,7 @@ Vector = npt.NDArray[np.float32]
 Counters = dict[str, dict[str, float]]
 
 
-class StoreUnavailable(RuntimeError):
+class StoreUnavailable(GatewayInternalError, RuntimeError):
     """The store cannot be used now (unreachable, timed out, closed, locked or out of
     disk); the caller fails open (a cache miss, forwarding without memory) or closed
     (a 503) as its policy says."""
@@ -166,7 +167,7 @@ class RecordedAnswer:
 QuotaScope = Literal["user", "tenant", "all"]
 
 
-class QuotaExceeded(Exception):
+class QuotaExceeded(GatewayInternalError):
     """The write would take the user (or the tenant, or the whole store) past a cap;
     nothing was stored."""
 
@@ -186,7 +187,7 @@ class QuotaExceeded(Exception):
         self.scope = scope
 
 
-class AlreadyWritten(Exception):
+class AlreadyWritten(GatewayInternalError):
     """The idempotency key was recorded by an earlier write; nothing new was stored."""
 
     def __init__(self, recorded: RecordedAnswer) -> None:

@@ -83,10 +83,6 @@ class UpstreamLog:
     chat_bodies: list[dict[str, Any]] = field(default_factory=list)
     embedding_bodies: list[dict[str, Any]] = field(default_factory=list)
 
-    @property
-    def chat_calls(self) -> int:
-        return len(self.chat_bodies)
-
 
 # (words that must all appear, lower-cased; the answer), first match wins: the near
 # misses come before the question they are near.

@@ -15,10 +15,11 @@ import time
 from pathlib import Path
 from types import TracebackType
 
+from gateway.errors import GatewayInternalError
 from gateway.testing.threaded_server import free_port
 
 
-class RedisServerUnavailable(RuntimeError):
+class RedisServerUnavailable(GatewayInternalError, RuntimeError):
     """The binaries are not installed or the server did not start."""
 
 

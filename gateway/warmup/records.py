@@ -24,6 +24,7 @@ from typing import Any
 import orjson
 
 from gateway.completions import StreamAssembler
+from gateway.errors import GatewayInternalError
 
 CHAT_COMPLETIONS_PATHS = frozenset({"/v1/chat/completions", "/chat/completions"})
 _CHUNK = "chat.completion.chunk"
@@ -63,7 +64,7 @@ class RecordedPair:
     completion: dict[str, Any]  # the answer, as one chat.completion
 
 
-class RecordError(Exception):
+class RecordError(GatewayInternalError):
     def __init__(self, refusal: Refusal) -> None:
         super().__init__(refusal.value)
         self.refusal = refusal

@@ -41,7 +41,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from gateway.embed.calibration import METHODS, Calibration, Method, fit_calibration, roc_auc
+from gateway.embed.calibration import METHODS, Calibration, Method
+from gateway.embed.calibration_fit import fit_calibration, roc_auc
 from gateway.embed.protocol import Embedder
 from gateway.entities.entities import EntityComparator
 from gateway.pipeline.semantic import StructureGuard, judge_candidate
@@ -220,7 +221,7 @@ async def score_sets(
 ) -> tuple[str, list[ScoredSet]]:
     """Half "a" of every set: raw cosines, labels, and which pairs pass the checks
     (with the embedder's name)."""
-    from gateway.components import load_guard, load_text_components
+    from gateway.wiring import load_guard, load_text_components
 
     embedder = build_embedder(embedder_name, config)
     await embedder.warm_up()

@@ -244,7 +244,6 @@ async def test_saturated_pool_sheds_load_without_tripping(redis_server: RedisSer
             await connection.run(lambda client: client.ping())
         assert time.perf_counter() - started < 0.3
         assert await holder is True
-        assert connection.busy_total == 1
         assert connection.state()["available"] is True  # not an outage
         assert await connection.run(lambda client: client.ping())
     finally:

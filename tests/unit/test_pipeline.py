@@ -9,7 +9,7 @@ import pytest
 
 from gateway.auth import Principal
 from gateway.classify.classifier import Classification, NonCacheableClass
-from gateway.errors import StoreUnavailableError, UpstreamError
+from gateway.errors import StoreUnavailableResponse, UpstreamError
 from gateway.pipeline.cache_controls import CacheControl
 from gateway.pipeline.classify import ClassifyStage
 from gateway.pipeline.decision import Decision
@@ -224,7 +224,7 @@ async def test_a_failing_store_fails_open_by_default_and_closed_on_request() -> 
     assert failures == [("exact_cache", "lookup"), ("exact_cache", "store")]
 
     closed = Policy.model_validate({"failure": {"exact_cache": "closed"}})
-    with pytest.raises(StoreUnavailableError):
+    with pytest.raises(StoreUnavailableResponse):
         await pipeline.handle(_context(policy=closed))
     assert provider.calls == 1  # never reached the provider
 

@@ -28,6 +28,7 @@ from redis.asyncio import Redis
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 
+from gateway.errors import GatewayInternalError
 from gateway.storage.protocols import StoreUnavailable
 from gateway.telemetry.throttled_log import ThrottledLogger
 
@@ -44,7 +45,7 @@ _SEARCH_MODULE_NAMES = frozenset({"search", "ft", "searchlight"})
 _MAX_CAUSE_DEPTH = 8
 
 
-class RedisSearchMissing(RuntimeError):
+class RedisSearchMissing(GatewayInternalError, RuntimeError):
     """The server answers but has no search commands: a deployment error, not an outage."""
 
     def __init__(self, detail: str | None = None) -> None:
@@ -136,7 +137,6 @@ class RedisConnection:
         self._slots = asyncio.Semaphore(max_connections)
         self._slot_wait_seconds = connect_timeout_seconds
         self._max_connections = max_connections
-        self.busy_total = 0
         self.failures_total = 0
         self.last_error: str | None = None
         # Bumped each time the circuit closes again after an outage.
@@ -195,7 +195,6 @@ class RedisConnection:
             async with asyncio.timeout(self._slot_wait_seconds):
                 await self._slots.acquire()
         except TimeoutError:
-            self.busy_total += 1
             self._busy_log.warning(
                 "all %d redis connections busy; caches fail open for this request",
                 self._max_connections,

@@ -7,9 +7,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gateway.embed.calibration import (
-    Calibration,
-    CalibrationError,
+from gateway.embed.calibration import Calibration, CalibrationError
+from gateway.embed.calibration_fit import (
     crossings,
     fit_calibration,
     pool_adjacent_violators,

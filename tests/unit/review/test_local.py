@@ -15,7 +15,7 @@ import pytest
 
 from gateway.review.features import FEATURE_NAMES
 from gateway.review.local import MODEL_NAME, LocalPairReviewer, LocalPairWeights
-from gateway.review.model import ModelFormatError
+from gateway.review.model import ReviewerModelFormatError
 from gateway.review.protocol import Reviewer, ReviewVerdict
 
 SIMILARITY = 0.88  # inside the default review band
@@ -150,7 +150,7 @@ def test_weights_file_records_its_provenance() -> None:
 )
 def test_broken_weights_are_refused(change: dict[str, Any]) -> None:
     document = {**_packaged_document(), **change}
-    with pytest.raises(ModelFormatError):
+    with pytest.raises(ReviewerModelFormatError):
         LocalPairWeights.from_dict(document)
 
 

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from gateway.review.model import AdditiveModel, ModelFormatError, StepFunction
+from gateway.review.model import AdditiveModel, ReviewerModelFormatError, StepFunction
 
 
 def test_step_function_sends_a_value_at_a_cut_to_the_left() -> None:
@@ -46,7 +46,7 @@ def test_extreme_logits_do_not_overflow() -> None:
     ],
 )
 def test_invalid_models_are_refused(data: dict[str, object]) -> None:
-    with pytest.raises(ModelFormatError):
+    with pytest.raises(ReviewerModelFormatError):
         AdditiveModel.from_dict(data, ["x"])
 
 
