@@ -140,7 +140,7 @@ def test_streamed_replay_reads_like_the_live_stream(gateway: RunningGateway) -> 
 def test_legacy_requests_the_chat_model_cannot_answer_are_400(
     gateway: RunningGateway, upstream: FakeUpstream, extra: dict[str, Any], param: str
 ) -> None:
-    calls = upstream.log.chat_calls
+    calls = len(upstream.log.chat_bodies)
     fields = dict(extra)
     with pytest.raises(openai.BadRequestError) as raised:
         client_for(gateway).completions.create(
@@ -149,7 +149,7 @@ def test_legacy_requests_the_chat_model_cannot_answer_are_400(
     error = raised.value.body
     assert isinstance(error, dict) and error["param"].startswith(param)
     assert error["type"] == "invalid_request_error"
-    assert upstream.log.chat_calls == calls
+    assert len(upstream.log.chat_bodies) == calls
 
 
 def test_retrieve_a_model_or_404(gateway: RunningGateway) -> None:
