@@ -176,6 +176,15 @@ async def create_response(request: Request, services: AppServices) -> Response:
         served_from_cache=hit_usage is not None,
         on_complete=keeper,
     )
+    return _stream(outcome, events, headers)
+
+
+def _stream(
+    outcome: CompletionOutcome | StreamOutcome,
+    events: ResponseEventStream,
+    headers: dict[str, str],
+) -> StreamingResponse:
+    """The Responses event stream of a live answer, or of a stored one replayed."""
     if isinstance(outcome, CompletionOutcome):
         # A stored answer replayed: the same chunks a live stream would carry.
         chunks = replay_chunks(
