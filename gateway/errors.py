@@ -43,6 +43,24 @@ class GatewayError(Exception):
     error_type: str = "server_error"
     code: str | None = "internal_error"
 
+    def __init_subclass__(
+        cls,
+        *,
+        status_code: int | None = None,
+        error_type: str | None = None,
+        code: str | None = None,
+        **kwargs: Any,
+    ) -> None:
+        """Each error class names its status, type and code in its header, e.g.
+        `class Forbidden(GatewayError, status_code=403, error_type=..., code=...)`."""
+        super().__init_subclass__(**kwargs)
+        if status_code is not None:
+            cls.status_code = status_code
+        if error_type is not None:
+            cls.error_type = error_type
+        if code is not None:
+            cls.code = code
+
     def __init__(
         self,
         message: str,
@@ -70,91 +88,79 @@ class GatewayError(Exception):
         return error_envelope(self.message, self.error_type, self.code, self.param)
 
 
-class InvalidRequest(GatewayError):
-    status_code = 400
-    error_type = "invalid_request_error"
-    code = "invalid_request"
+class InvalidRequest(
+    GatewayError, status_code=400, error_type="invalid_request_error", code="invalid_request"
+):
+    pass
 
 
-class RequestTooLarge(GatewayError):
-    status_code = 413
-    error_type = "invalid_request_error"
-    code = "request_too_large"
+class RequestTooLarge(
+    GatewayError, status_code=413, error_type="invalid_request_error", code="request_too_large"
+):
+    pass
 
 
-class ClientClosed(GatewayError):
+class ClientClosed(
+    GatewayError, status_code=499, error_type="invalid_request_error", code="client_closed_request"
+):
     """The client went away before its body arrived: nobody is left to answer (499 is
     nginx's status for it), and it is no fault of the gateway's."""
 
-    status_code = 499
-    error_type = "invalid_request_error"
-    code = "client_closed_request"
+
+class Unauthorized(
+    GatewayError, status_code=401, error_type="authentication_error", code="invalid_api_key"
+):
+    pass
 
 
-class Unauthorized(GatewayError):
-    status_code = 401
-    error_type = "authentication_error"
-    code = "invalid_api_key"
+class Forbidden(GatewayError, status_code=403, error_type="permission_error", code="forbidden"):
+    pass
 
 
-class Forbidden(GatewayError):
-    status_code = 403
-    error_type = "permission_error"
-    code = "forbidden"
+class ModelNotFound(
+    GatewayError, status_code=404, error_type="invalid_request_error", code="model_not_found"
+):
+    pass
 
 
-class ModelNotFound(GatewayError):
-    status_code = 404
-    error_type = "invalid_request_error"
-    code = "model_not_found"
+class MemoryNotFound(
+    GatewayError, status_code=404, error_type="invalid_request_error", code="memory_not_found"
+):
+    pass
 
 
-class MemoryNotFound(GatewayError):
-    status_code = 404
-    error_type = "invalid_request_error"
-    code = "memory_not_found"
-
-
-class MemoryRejectedResponse(GatewayError):
+class MemoryRejectedResponse(
+    GatewayError, status_code=422, error_type="invalid_request_error", code="memory_rejected"
+):
     """The write guard refused the content (prompt injection or secret): the HTTP answer
     to `gateway.memory.service.MemoryRejected`."""
 
-    status_code = 422
-    error_type = "invalid_request_error"
-    code = "memory_rejected"
 
-
-class MemoryLimitReached(GatewayError):
+class MemoryLimitReached(
+    GatewayError, status_code=409, error_type="invalid_request_error", code="memory_limit_reached"
+):
     """The write would take the user past a per-user cap (count or bytes). 409: the
     request conflicts with the state of the user's memories, and retrying it unchanged
     cannot succeed until some are deleted."""
 
-    status_code = 409
-    error_type = "invalid_request_error"
-    code = "memory_limit_reached"
 
-
-class IdempotencyKeyReused(GatewayError):
+class IdempotencyKeyReused(
+    GatewayError, status_code=422, error_type="invalid_request_error", code="idempotency_key_reused"
+):
     """The `Idempotency-Key` was already used for a different request."""
 
-    status_code = 422
-    error_type = "invalid_request_error"
-    code = "idempotency_key_reused"
 
-
-class StoreUnavailableResponse(GatewayError):
+class StoreUnavailableResponse(
+    GatewayError, status_code=503, error_type="server_error", code="store_unavailable"
+):
     """A store the request needs is down and its policy fails closed: the HTTP answer to
     the internal `gateway.storage.protocols.StoreUnavailable`."""
 
-    status_code = 503
-    error_type = "server_error"
-    code = "store_unavailable"
 
-
-class UpstreamError(GatewayError):
-    status_code = 502
-    error_type = "upstream_error"
-    code = "upstream_error"
+class UpstreamError(
+    GatewayError, status_code=502, error_type="upstream_error", code="upstream_error"
+):
+    pass
 
 
 def error_envelope(

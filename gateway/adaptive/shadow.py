@@ -27,7 +27,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
-from collections.abc import Callable
 from typing import Any
 
 from gateway.adaptive.budget import TokenWindow
@@ -47,19 +46,13 @@ from gateway.pipeline.semantic import StructureGuard, judge_candidate, stored_an
 from gateway.policy.models import AdaptivePolicy, Policy
 from gateway.providers.protocol import Provider
 from gateway.storage.protocols import CachedCompletion, SemanticEntry
+from gateway.telemetry.recorder import CostEstimator, no_cost
 from gateway.telemetry.throttled_log import ThrottledLogger
 
 logger = logging.getLogger(__name__)
 
-# (model, prompt tokens, completion tokens) -> USD
-Cost = Callable[[str, int, int], float]
-
 # Shadow tasks waiting or running at once (checks included); more are dropped, counted.
 MAX_PENDING_TASKS = 256
-
-
-def _no_cost(model: str, prompt_tokens: int, completion_tokens: int) -> float:
-    return 0.0
 
 
 class ShadowVerifier:
@@ -70,7 +63,7 @@ class ShadowVerifier:
         embedder: Embedder,
         provider: Provider,
         guard: StructureGuard | None = None,
-        cost: Cost = _no_cost,
+        cost: CostEstimator = no_cost,
         rng: random.Random | None = None,
     ) -> None:
         self._stats = stats

@@ -28,7 +28,7 @@ from gateway.api.anthropic_translation import (
 from gateway.api.deps import AppServices, authenticate, read_body
 from gateway.api.door import cache_headers, chat_request, handle
 from gateway.api.messages_schema import CountTokensRequest, MessagesRequest
-from gateway.api.responses import json_response
+from gateway.api.responses import SSE_HEADERS, json_response
 from gateway.api.schemas import check_chat_counts
 from gateway.completions import replay_chunks
 from gateway.errors import GatewayError, InvalidRequest, ModelNotFound
@@ -37,8 +37,6 @@ from gateway.pipeline.runner import CompletionOutcome
 from gateway.wiring import Services
 
 router = APIRouter()
-
-SSE_HEADERS = {"cache-control": "no-cache", "x-accel-buffering": "no"}
 
 
 def _refuse_reserved(body: dict[str, Any], services: Services) -> None:

@@ -10,6 +10,8 @@ from fastapi import Response
 
 JSON_MEDIA_TYPE = "application/json"
 SSE_DONE = b"data: [DONE]\n\n"
+# Event streams are neither cached nor buffered by proxies (nginx reads the second).
+SSE_HEADERS = {"cache-control": "no-cache", "x-accel-buffering": "no"}
 
 
 def json_response(

@@ -24,7 +24,7 @@ from starlette.background import BackgroundTask
 
 from gateway.api.deps import AppServices, authenticate, read_body
 from gateway.api.door import cache_headers, chat_request, handle
-from gateway.api.responses import json_response
+from gateway.api.responses import SSE_HEADERS, json_response
 from gateway.api.responses_render import (
     OutputIds,
     ResponseEcho,
@@ -46,7 +46,6 @@ logger = logging.getLogger(__name__)
 
 router = APIRouter()
 
-SSE_HEADERS = {"cache-control": "no-cache", "x-accel-buffering": "no"}
 # What this gateway's ids look like; anything else cannot be one of its responses.
 _RESPONSE_ID = re.compile(r"resp_[0-9a-f]{48}")
 # Fields of an output item that only describe it, not what was said.
@@ -176,6 +175,15 @@ async def create_response(request: Request, services: AppServices) -> Response:
         served_from_cache=hit_usage is not None,
         on_complete=keeper,
     )
+    return _stream(outcome, events, headers)
+
+
+def _stream(
+    outcome: CompletionOutcome | StreamOutcome,
+    events: ResponseEventStream,
+    headers: dict[str, str],
+) -> StreamingResponse:
+    """The Responses event stream of a live answer, or of a stored one replayed."""
     if isinstance(outcome, CompletionOutcome):
         # A stored answer replayed: the same chunks a live stream would carry.
         chunks = replay_chunks(

@@ -58,7 +58,6 @@ class EnglishExtractor:
         lex = EnglishLexicon.packaged()
         unit_data = Units.packaged()
         self._lex, self._units = lex, unit_data
-        month_names = alternation(lex.MONTHS)
         self._names = EnglishNames()
         self._url = re.compile(r"\b(?:https?://|www\.)[^\s]+[^\s.,;:!?)\"']")
         self._email = re.compile(r"(?<![\w.+-])[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
@@ -72,6 +71,40 @@ class EnglishExtractor:
         self._not_code = re.compile(rf"^\d+(?:\.\d+)?(?:(?:-[a-z]+)+|{_SUFFIXES}|{unit_words})$")
         self._holidays_table = keyed(lex.HOLIDAYS)
         self._holidays = word_pattern(lex.HOLIDAYS)
+        self._compile_dates(lex)
+        self._compile_quantities(unit_data)
+        self._last = re.compile(r"\blast\b")
+        self._free_idioms = word_pattern(lex.FREE_IDIOMS)
+        self._free_compound = re.compile(r"\b[a-z]+-free\b")
+        self._tier_words = word_pattern(lex.TIERS)
+        self._tier_context = re.compile(
+            rf"(?:[\s-]{{1,3}}(?:{alternation(lex.TIERS)})){{0,3}}[\s-]{{1,3}}"
+            rf"(?:{alternation(lex.TIER_CONTEXTS)})\b"
+        )
+        self._after_number_or_tier = re.compile(rf"(?:\d|\b(?:{alternation(lex.TIERS)}))\s+$")
+        self._arithmetic = re.compile(
+            r"\s{1,3}(?:\d|(?:one|two|three|four|five|six|seven|eight|nine|ten)\b)"
+        )
+        self._sizes_table = keyed(lex.SIZES)
+        sizes = alternation(lex.SIZES).replace(r"\ ", "[ -]")
+        self._sizes = re.compile(
+            rf"\b(?:a|an|the|one|two|three|\d+|my|your|our)\s+(?P<size>{sizes})\s+(?=[a-z])"
+        )
+        polarity = Polarity.packaged()
+        self._not_polarity = word_pattern(polarity.EN_NOT_POLARITY)
+        self._quantity_position = polarity.EN_QUANTITY_POSITION
+        self._split_phrasals = polarity.EN_SPLIT_PHRASALS
+        self._polarity_table = {phrase_key(k): v for k, v in surface_map(polarity.EN_AXES).items()}
+        self._polarity = word_pattern(self._polarity_table)
+        # "why or why not", "whether or not", "not only": no negated claim.
+        self._not_negation = word_pattern(lex.NOT_NEGATION)
+        self._negation = re.compile(
+            rf"\b(?:{alternation(w for w in lex.NEGATIONS if w != 'no')}|no(?!\.?\s*\d))\b|n't\b"
+        )
+
+    def _compile_dates(self, lex: EnglishLexicon) -> None:
+        """Relative days, time words, dates, months, seasons, decades, clock times, years."""
+        month_names = alternation(lex.MONTHS)
         modifiers = alternation(lex.RELATIVE_MODIFIERS)
         nouns = alternation(lex.RELATIVE_NOUNS)
         self._relative = re.compile(rf"\b({modifiers})\s+({nouns})\b")
@@ -107,6 +140,9 @@ class EnglishExtractor:
         )
         self._noon = re.compile(r"\b(noon|midday|midnight)\b")
         self._year = re.compile(r"(?<![\w$€£¥.,])(1[89]\d\d|20\d\d)(?![\w.,%]|\s*-\s*\w)")
+
+    def _compile_quantities(self, unit_data: Units) -> None:
+        """Numbers (digits and words) with their units, and ordinals."""
         units = alternation(unit_data.EN_UNITS).replace(r"\ ", r"\s+")
         self._unit_table = keyed(unit_data.EN_UNITS)
         self._digits_quantity = re.compile(
@@ -133,34 +169,6 @@ class EnglishExtractor:
         ordinals = alternation(EN_ORDINALS)
         tens = alternation(EN_TENS)
         self._word_ordinal = re.compile(rf"\b(?:({tens})[\s-])?({ordinals})\b")
-        self._last = re.compile(r"\blast\b")
-        self._free_idioms = word_pattern(lex.FREE_IDIOMS)
-        self._free_compound = re.compile(r"\b[a-z]+-free\b")
-        self._tier_words = word_pattern(lex.TIERS)
-        self._tier_context = re.compile(
-            rf"(?:[\s-]{{1,3}}(?:{alternation(lex.TIERS)})){{0,3}}[\s-]{{1,3}}"
-            rf"(?:{alternation(lex.TIER_CONTEXTS)})\b"
-        )
-        self._after_number_or_tier = re.compile(rf"(?:\d|\b(?:{alternation(lex.TIERS)}))\s+$")
-        self._arithmetic = re.compile(
-            r"\s{1,3}(?:\d|(?:one|two|three|four|five|six|seven|eight|nine|ten)\b)"
-        )
-        self._sizes_table = keyed(lex.SIZES)
-        sizes = alternation(lex.SIZES).replace(r"\ ", "[ -]")
-        self._sizes = re.compile(
-            rf"\b(?:a|an|the|one|two|three|\d+|my|your|our)\s+(?P<size>{sizes})\s+(?=[a-z])"
-        )
-        polarity = Polarity.packaged()
-        self._not_polarity = word_pattern(polarity.EN_NOT_POLARITY)
-        self._quantity_position = polarity.EN_QUANTITY_POSITION
-        self._split_phrasals = polarity.EN_SPLIT_PHRASALS
-        self._polarity_table = {phrase_key(k): v for k, v in surface_map(polarity.EN_AXES).items()}
-        self._polarity = word_pattern(self._polarity_table)
-        # "why or why not", "whether or not", "not only": no negated claim.
-        self._not_negation = word_pattern(lex.NOT_NEGATION)
-        self._negation = re.compile(
-            rf"\b(?:{alternation(w for w in lex.NEGATIONS if w != 'no')}|no(?!\.?\s*\d))\b|n't\b"
-        )
 
     def extract(self, text: str, doc: Any) -> TextSlots:
         masked = Masked(self._names.apply_aliases(normalize(text)))

@@ -48,16 +48,7 @@ class ChineseExtractor:
         self._names = re.compile(alternation(lex.ENTITY_NAMES))
         self._holidays = re.compile(alternation(lex.HOLIDAYS))
         self._time_words = re.compile(alternation(lex.TIME_WORDS))
-        self._year = re.compile(r"(\d{4}|[零〇一二三四五六七八九]{4})年")
-        self._month_day = re.compile(rf"({_SHORT_NUMBER})月({_SHORT_NUMBER})[日号]")
-        self._month = re.compile(rf"(?<![个几每按上下本这])({_SHORT_NUMBER})月份?")
-        self._day = re.compile(rf"({_SHORT_NUMBER})[日号](?![子元线楼码位])")
-        self._weekday = re.compile(r"(?:星期|礼拜|周)([一二三四五六日天])(?![次遍回个])")
-        self._weekend = re.compile(r"周末")
-        self._seasons = re.compile(alternation(lex.SEASONS))
-        self._clock = re.compile(
-            r"(\d{1,2}|[两三四五六七八九十]|十[一二])点(?![零〇一二三四五六七八九\d])(钟|半)?"
-        )
+        self._compile_dates(lex)
         self._tier_pairs = re.compile(
             rf"({alternation(lex.TIER_PREFIXES)})(?:{alternation(lex.TIER_SUFFIXES)})"
         )
@@ -68,6 +59,34 @@ class ChineseExtractor:
         self._question_tail = re.compile(r"[不没](?=\s*(?:[?!.~\u3002]|$))")
         self._negation = re.compile(alternation(lex.NEGATIONS))
         self._not_numbers = re.compile(alternation(lex.NOT_NUMBERS) + "|十分(?!钟)")  # 十分 = very
+        self._compile_quantities(unit_data)
+        polarity = Polarity.packaged()
+        self._not_polarity = re.compile(alternation(polarity.ZH_NOT_POLARITY))
+        self._before_after = re.compile(
+            rf"(?:{alternation(polarity.ZH_EVENTS_BEFORE_AFTER)})(前|后)"
+        )
+        self._polarity_table = surface_map(polarity.ZH_AXES)
+        self._polarity = re.compile(alternation(self._polarity_table))
+        self._latin = re.compile(
+            r"(?<![a-z0-9])[a-z][a-z0-9+#.'-]*[a-z0-9+#]|(?<![a-z0-9])[a-z](?![a-z0-9])"
+        )
+        self._directions = ChineseDirections()
+
+    def _compile_dates(self, lex: ChineseLexicon) -> None:
+        """Years, month-days, weekdays, seasons and clock times."""
+        self._year = re.compile(r"(\d{4}|[零〇一二三四五六七八九]{4})年")
+        self._month_day = re.compile(rf"({_SHORT_NUMBER})月({_SHORT_NUMBER})[日号]")
+        self._month = re.compile(rf"(?<![个几每按上下本这])({_SHORT_NUMBER})月份?")
+        self._day = re.compile(rf"({_SHORT_NUMBER})[日号](?![子元线楼码位])")
+        self._weekday = re.compile(r"(?:星期|礼拜|周)([一二三四五六日天])(?![次遍回个])")
+        self._weekend = re.compile(r"周末")
+        self._seasons = re.compile(alternation(lex.SEASONS))
+        self._clock = re.compile(
+            r"(\d{1,2}|[两三四五六七八九十]|十[一二])点(?![零〇一二三四五六七八九\d])(钟|半)?"
+        )
+
+    def _compile_quantities(self, unit_data: Units) -> None:
+        """Percentages, ordinals, halves and numbers with their units."""
         self._percent = re.compile(rf"百分之({_RUN}|\d+(?:\.\d+)?)")
         self._ordinal = re.compile(rf"第({_RUN}|\d+)")
         self._half = re.compile(
@@ -87,17 +106,6 @@ class ChineseExtractor:
         self._standalone_units = re.compile(alternation(standalone))
         self._latin_units = re.compile(r"(?<![a-z])(kg|km|gb|mb|tb|kb|ml|mph)(?![a-z])")
         self._periods = re.compile(alternation(unit_data.ZH_PERIODS))
-        polarity = Polarity.packaged()
-        self._not_polarity = re.compile(alternation(polarity.ZH_NOT_POLARITY))
-        self._before_after = re.compile(
-            rf"(?:{alternation(polarity.ZH_EVENTS_BEFORE_AFTER)})(前|后)"
-        )
-        self._polarity_table = surface_map(polarity.ZH_AXES)
-        self._polarity = re.compile(alternation(self._polarity_table))
-        self._latin = re.compile(
-            r"(?<![a-z0-9])[a-z][a-z0-9+#.'-]*[a-z0-9+#]|(?<![a-z0-9])[a-z](?![a-z0-9])"
-        )
-        self._directions = ChineseDirections()
 
     def extract(self, text: str) -> TextSlots:
         lowered = normalize(text).lower()

@@ -114,29 +114,7 @@ class ScopeIndex:
         terms = terms or TermCache()
         usable = [record for record in records if record.quarantine is None]
         count = len(usable)
-        # Vectors of another embedder (or shape) are not comparable: such memories are
-        # found by keyword only until re-embedded.
-        dimensions = next(
-            (
-                record.vector.shape[0]
-                for record in usable
-                if record.vector is not None and record.embedder == embedder_name
-            ),
-            None,
-        )
-        matrix = None
-        has_vector = np.zeros(count, dtype=np.bool_)
-        if dimensions is not None:
-            matrix = np.zeros((count, dimensions), dtype=np.float32)
-            for row, record in enumerate(usable):
-                vector = record.vector
-                if (
-                    vector is not None
-                    and record.embedder == embedder_name
-                    and vector.shape == (dimensions,)
-                ):
-                    matrix[row] = vector
-                    has_vector[row] = True
+        matrix, has_vector = _vector_matrix(usable, embedder_name)
         rows: defaultdict[str, list[int]] = defaultdict(list)
         counts: defaultdict[str, list[float]] = defaultdict(list)
         lengths = np.zeros(count, dtype=np.float64)
@@ -167,6 +145,38 @@ class ScopeIndex:
             valid_from=column([record.valid_from for record in usable]),
             valid_to=column([record.valid_to for record in usable]),
         )
+
+
+def _vector_matrix(
+    usable: Sequence[MemoryRecord], embedder_name: str
+) -> tuple[npt.NDArray[np.float32] | None, npt.NDArray[np.bool_]]:
+    """The records' vectors stacked in rows (zeros where a record has none), and which
+    rows hold one."""
+    count = len(usable)
+    # Vectors of another embedder (or shape) are not comparable: such memories are
+    # found by keyword only until re-embedded.
+    dimensions = next(
+        (
+            record.vector.shape[0]
+            for record in usable
+            if record.vector is not None and record.embedder == embedder_name
+        ),
+        None,
+    )
+    matrix = None
+    has_vector = np.zeros(count, dtype=np.bool_)
+    if dimensions is not None:
+        matrix = np.zeros((count, dimensions), dtype=np.float32)
+        for row, record in enumerate(usable):
+            vector = record.vector
+            if (
+                vector is not None
+                and record.embedder == embedder_name
+                and vector.shape == (dimensions,)
+            ):
+                matrix[row] = vector
+                has_vector[row] = True
+    return matrix, has_vector
 
 
 def rank(

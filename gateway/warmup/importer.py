@@ -284,21 +284,28 @@ async def import_file(
         summary.load_seconds = time.perf_counter() - started
         started = time.perf_counter()
         progress.start()
-        with path.open("rb") as handle:
-            total_bytes = handle.seek(0, os.SEEK_END)
-            handle.seek(0)
-            for number, line in numbered_lines(handle):
-                summary.records += 1
-                try:
-                    pair = parse_line(line)
-                except RecordError as exc:
-                    reason: str | None = exc.refusal
-                else:
-                    reason = await _import_one(importer, pair, number)
-                if reason is None:
-                    summary.stored += 1
-                else:
-                    summary.refuse(str(reason), number)
-                progress.update(summary.records, summary.stored, handle.tell(), total_bytes)
+        await _import_lines(path, importer, summary, progress)
     summary.seconds = time.perf_counter() - started
     return summary
+
+
+async def _import_lines(
+    path: Path, importer: PairImporter, summary: ImportSummary, progress: Progress
+) -> None:
+    """Every line of `path` through the importer, counted in `summary` as it goes."""
+    with path.open("rb") as handle:
+        total_bytes = handle.seek(0, os.SEEK_END)
+        handle.seek(0)
+        for number, line in numbered_lines(handle):
+            summary.records += 1
+            try:
+                pair = parse_line(line)
+            except RecordError as exc:
+                reason: str | None = exc.refusal
+            else:
+                reason = await _import_one(importer, pair, number)
+            if reason is None:
+                summary.stored += 1
+            else:
+                summary.refuse(str(reason), number)
+            progress.update(summary.records, summary.stored, handle.tell(), total_bytes)

@@ -84,13 +84,7 @@ class RedisBackend:
         uncapped (Redis's own `maxmemory` alone bounds them)."""
         if not _PREFIX.fullmatch(prefix):
             raise ValueError(f"unsafe key prefix {prefix!r}")
-        parsed = dimensions_from_index_name(index_name)
-        if dimensions is None:
-            if parsed is None:
-                raise ValueError(f"cannot tell dimensions from {index_name!r}; pass dimensions")
-            dimensions = parsed
-        elif parsed is not None and parsed != dimensions:
-            raise ValueError(f"index {index_name!r} is not for {dimensions} dimensions")
+        dimensions = _index_dimensions(index_name, dimensions)
         connection = RedisConnection(url, **connection_options)
         try:
             try:
@@ -172,3 +166,15 @@ class RedisBackend:
         await self.semantic.close()
         await self.exact.close()
         await self.connection.close()
+
+
+def _index_dimensions(index_name: str, dimensions: int | None) -> int:
+    """The given dimensions, checked against the index name's suffix, or that suffix."""
+    parsed = dimensions_from_index_name(index_name)
+    if dimensions is None:
+        if parsed is None:
+            raise ValueError(f"cannot tell dimensions from {index_name!r}; pass dimensions")
+        return parsed
+    if parsed is not None and parsed != dimensions:
+        raise ValueError(f"index {index_name!r} is not for {dimensions} dimensions")
+    return dimensions
