@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 
 from gateway_tools.bench import BACKEND_CHOICES, EMBEDDED, run_benchmark
+from gateway_tools.bench.apis import API_NAMES, parse_apis
 
 
 def main() -> int:
@@ -29,9 +30,19 @@ def main() -> int:
         default=EMBEDDED,
         help="storage backend: embedded, redis, or both side by side (default: embedded)",
     )
+    parser.add_argument(
+        "--apis",
+        type=parse_apis,
+        default=API_NAMES,
+        help="APIs compared side by side, comma-separated (default: all four)",
+    )
     args = parser.parse_args()
     return run_benchmark(
-        requests=args.requests, output=args.output, seed=args.seed, backend=args.backend
+        requests=args.requests,
+        output=args.output,
+        seed=args.seed,
+        backend=args.backend,
+        apis=args.apis,
     )
 
 

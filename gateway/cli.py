@@ -83,8 +83,16 @@ def _serve(args: argparse.Namespace) -> int:
 
 def _bench(args: argparse.Namespace) -> int:
     from gateway_tools.bench import run_benchmark
+    from gateway_tools.bench.apis import parse_apis
 
-    return run_benchmark(requests=args.requests, output=args.output, backend=args.backend)
+    try:
+        apis = parse_apis(args.apis)
+    except ValueError as exc:
+        print(f"gateway bench: {exc}", file=sys.stderr)
+        return 2
+    return run_benchmark(
+        requests=args.requests, output=args.output, backend=args.backend, apis=apis
+    )
 
 
 def _eval(args: argparse.Namespace) -> int:
@@ -229,6 +237,12 @@ def build_parser() -> argparse.ArgumentParser:
         choices=("embedded", "redis", "both"),
         default="embedded",
         help="storage backend: embedded, redis, or both side by side in one run",
+    )
+    bench.add_argument(
+        "--apis",
+        default="chat,completions,responses,messages",
+        help="APIs whose exact hits, misses and hit throughput are measured side by side "
+        "(comma-separated; default: all four)",
     )
     bench.set_defaults(handler=_bench)
 

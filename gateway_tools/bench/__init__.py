@@ -24,7 +24,11 @@ Measured, in this order:
    served by the L2 semantic cache (`x-gateway-cache: semantic`);
 4. throughput at concurrency 1 and 16, for exact hits, semantic hits and misses, each
    for a few seconds (or 25 x N requests, whichever comes first): at N requests a hit
-   run would last a tenth of a second, too short for a stable rate.
+   run would last a tenth of a second, too short for a stable rate;
+5. per API (`--apis`, default all four: chat, completions, responses, messages; see
+   `apis` and `api_compare`): misses, exact hits and exact-hit throughput at
+   concurrency 16 through each API, the APIs taking turns within every round, each
+   row with its difference to chat completions.
 
 Storage backends (`--backend`): `embedded` (SQLite and in-process vectors, the default),
 `redis` (a Redis 8 with RediSearch that the bench starts on loopback from the PyPI test

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from gateway_tools.bench.constants import CHAT_PATH, HOST
 
@@ -122,21 +122,29 @@ def request_head(method: str, port: int, path: str, api_key: str, extra: str = "
 
 @dataclass(frozen=True, slots=True)
 class Endpoint:
-    """Where chat completions go: the fake upstream directly, or the gateway."""
+    """Where requests go: the fake upstream directly, or the gateway; chat completions
+    unless `path` names another API (`extra_headers`: that API's own header lines)."""
 
     name: str
     port: int
     api_key: str
+    # Keyword-only: subclasses (benchmarks/memory_hits.py) add positional fields.
+    path: str = field(default=CHAT_PATH, kw_only=True)
+    extra_headers: str = field(default="", kw_only=True)
 
     @property
     def head(self) -> bytes:
-        return request_head("POST", self.port, CHAT_PATH, self.api_key)
+        return request_head("POST", self.port, self.path, self.api_key, self.extra_headers)
 
     @property
     def no_store_head(self) -> bytes:
         """Looks the cache up but never stores the answer: probes leave no trace."""
         return request_head(
-            "POST", self.port, CHAT_PATH, self.api_key, "cache-control: no-store\r\n"
+            "POST",
+            self.port,
+            self.path,
+            self.api_key,
+            f"{self.extra_headers}cache-control: no-store\r\n",
         )
 
     async def connect(self) -> HttpConnection:

@@ -55,6 +55,19 @@ class Series:
                 self.similarities.append(float(similarity))
 
 
+def check_warm_up(phase: str, series: Series) -> None:
+    """Stop at once if a warm-up phase failed or was answered by another layer."""
+    if series.errors:
+        raise BenchError(f"warm-up {phase} failed: {series.first_error}")
+    if series.wrong_layer:
+        raise BenchError(
+            f"warm-up {phase}: {series.wrong_layer} of {len(series.latencies_ms)} answers "
+            f"came from another cache layer (layers: {fmt_counts(ranked_counts(series.layers))}; "
+            f"reasons: {fmt_counts(ranked_counts(series.reasons))}): the measurements would "
+            "describe another path than their label"
+        )
+
+
 async def timed_call(
     connection: HttpConnection,
     endpoint: Endpoint,
@@ -172,14 +185,16 @@ async def throughput(
     body_for: Callable[[int], bytes],
     expect_layer: str,
     max_requests: int,
+    seconds: float = THROUGHPUT_SECONDS,
 ) -> Throughput:
-    """Closed loop: `concurrency` workers, each on its own connection, until N or time."""
+    """Closed loop: `concurrency` workers, each on its own connection, until N or
+    `seconds`."""
     series = Series()
     issued = 0
     # Every connection is open before the clock starts: connection setup is not the
     # steady-state cost being measured.
     connections = [await gateway.connect() for _ in range(concurrency)]
-    deadline = time.monotonic() + THROUGHPUT_SECONDS
+    deadline = time.monotonic() + seconds
 
     async def worker(connection: HttpConnection) -> None:
         nonlocal issued

@@ -6,13 +6,15 @@ import asyncio
 import random
 import sys
 import tempfile
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import orjson
 
 from gateway.testing.redis_server import RedisServer
+from gateway_tools.bench.api_compare import compare_apis
+from gateway_tools.bench.apis import API_NAMES, APIS
 from gateway_tools.bench.constants import (
     BACKEND_CHOICES,
     BACKENDS,
@@ -36,11 +38,10 @@ from gateway_tools.bench.constants import (
     WARMUP_REQUESTS,
     BenchError,
 )
-from gateway_tools.bench.formatting import fmt_counts, ranked_counts
 from gateway_tools.bench.http_client import REQUEST_FAILURES, Endpoint, HttpConnection, request_head
 from gateway_tools.bench.measure import (
-    Series,
     Throughput,
+    check_warm_up,
     interleaved_misses,
     prime,
     repeated_hits,
@@ -56,20 +57,8 @@ from gateway_tools.bench.processes import (
 )
 from gateway_tools.bench.prompts import MissPrompts, chat_body
 from gateway_tools.bench.report import say
+from gateway_tools.bench.report.apis import api_failures, build_api_section
 from gateway_tools.bench.report.bench import THROUGHPUT_KINDS, build_report, finish
-
-
-def _check_warm_up(phase: str, series: Series) -> None:
-    """Stop at once if a warm-up phase failed or was answered by another layer."""
-    if series.errors:
-        raise BenchError(f"warm-up {phase} failed: {series.first_error}")
-    if series.wrong_layer:
-        raise BenchError(
-            f"warm-up {phase}: {series.wrong_layer} of {len(series.latencies_ms)} answers "
-            f"came from another cache layer (layers: {fmt_counts(ranked_counts(series.layers))}; "
-            f"reasons: {fmt_counts(ranked_counts(series.reasons))}): the measurements would "
-            "describe another path than their label"
-        )
 
 
 async def storage_state(server: Server) -> dict[str, Any]:
@@ -116,7 +105,12 @@ def _storage_summary(
 
 
 async def measure(
-    upstream: Server, gateway_server: Server, requests: int, seed: int, backend: str = EMBEDDED
+    upstream: Server,
+    gateway_server: Server,
+    requests: int,
+    seed: int,
+    backend: str = EMBEDDED,
+    apis: Sequence[str] = API_NAMES,
 ) -> dict[str, Any]:
     await wait_for_servers(upstream, gateway_server, GATEWAY_START_SECONDS)
     storage_before = await storage_state(gateway_server)
@@ -134,12 +128,12 @@ async def measure(
 
     say(f"warming up ({WARMUP_REQUESTS} requests per path; miss prompts from seed {seed})")
     warm_direct, warm_miss = await interleaved_misses(direct, gateway, WARMUP_REQUESTS, prompts)
-    _check_warm_up("direct upstream", warm_direct)
-    _check_warm_up("misses", warm_miss)
+    check_warm_up("direct upstream", warm_direct)
+    check_warm_up("misses", warm_miss)
     await prime(gateway, hit_body, hit_body, EXACT)
-    _check_warm_up("exact hits", await repeated_hits(gateway, hit_body, EXACT, WARMUP_REQUESTS))
+    check_warm_up("exact hits", await repeated_hits(gateway, hit_body, EXACT, WARMUP_REQUESTS))
     await prime(gateway, semantic_prime, semantic_body, SEMANTIC)
-    _check_warm_up(
+    check_warm_up(
         "semantic hits", await repeated_hits(gateway, semantic_body, SEMANTIC, WARMUP_REQUESTS)
     )
 
@@ -163,6 +157,13 @@ async def measure(
                 gateway, concurrency, bodies[layer], layer, cap
             )
     report = build_report(requests, direct_series, miss_series, hit_series, semantic_series, rates)
+    if apis:
+        comparison = await compare_apis(
+            direct, gateway_server.port, TENANT_KEY, apis, requests, prompts
+        )
+        report["apis"] = build_api_section(comparison)
+        if api_failures(report["apis"]):
+            report["ok"] = False
     report["miss_prompts"] = {"seed": seed, "issued": prompts.issued}
     storage = _storage_summary(backend, storage_before, await storage_state(gateway_server))
     report["storage"] = storage
@@ -172,14 +173,19 @@ async def measure(
 
 
 def _run_backend(
-    workdir: Path, backend: str, redis_url: str | None, requests: int, seed: int
+    workdir: Path,
+    backend: str,
+    redis_url: str | None,
+    requests: int,
+    seed: int,
+    apis: Sequence[str],
 ) -> dict[str, Any]:
     """One whole run against a gateway on `backend`, in its own directory and processes."""
     workdir.mkdir()
     servers: tuple[Server, ...] = ()
     try:
         servers = start_servers(workdir, storage_config(backend, workdir, redis_url))
-        report = asyncio.run(measure(*servers, requests, seed, backend))
+        report = asyncio.run(measure(*servers, requests, seed, backend, apis))
     finally:
         # The gateway first: it holds connections to the upstream.
         for server in reversed(servers):
@@ -188,14 +194,23 @@ def _run_backend(
 
 
 def run_benchmark(
-    requests: int, output: str | None, seed: int | None = None, backend: str = EMBEDDED
+    requests: int,
+    output: str | None,
+    seed: int | None = None,
+    backend: str = EMBEDDED,
+    apis: Sequence[str] = API_NAMES,
 ) -> int:
     """Run the whole benchmark; 0 if every request succeeded and came from its layer.
 
     `backend`: `embedded`, `redis` or `both` (each in turn, shown side by side). `seed`
     picks the miss prompts; by default a new one per run (it is in the report), the same
-    for every backend of the run.
+    for every backend of the run. `apis`: the APIs (`apis.API_NAMES`) whose exact hits,
+    misses and hit throughput are then measured side by side (empty: none).
     """
+    unknown = [name for name in apis if name not in APIS]
+    if unknown:
+        print(f"gateway bench: unknown APIs {unknown}; choose from {API_NAMES}", file=sys.stderr)
+        return 2
     if requests < 2:
         print("gateway bench: --requests must be at least 2", file=sys.stderr)
         return 2
@@ -218,7 +233,7 @@ def run_benchmark(
             for name in names:
                 say(f"--- storage backend: {name}")
                 url = redis.url if redis is not None else None
-                reports[name] = _run_backend(workdir / name, name, url, requests, seed)
+                reports[name] = _run_backend(workdir / name, name, url, requests, seed, apis)
         except BenchError as exc:
             print(f"gateway bench: {exc}", file=sys.stderr)
             return 1

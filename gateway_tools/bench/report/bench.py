@@ -19,6 +19,7 @@ from gateway_tools.bench.constants import (
 )
 from gateway_tools.bench.formatting import fmt, fmt_counts, ranked_counts
 from gateway_tools.bench.measure import Series, Throughput
+from gateway_tools.bench.report.apis import api_failures, render_api_table
 from gateway_tools.bench.report.common import (
     machine,
     machine_line,
@@ -195,6 +196,8 @@ def render_table(report: Mapping[str, Any]) -> str:
         f"misses that skipped a stage: {report['short_path_misses']}, "
         f"store failures: {fmt(report['storage']['failures'])}",
     ]
+    if "apis" in report:
+        lines += ["", *render_api_table(report["apis"])]
     if (host["cpu_count"] or 0) < 4:
         lines.append(
             "note: the client, the gateway and the upstream share these few CPUs; "
@@ -345,6 +348,8 @@ def _failures(report: Mapping[str, Any]) -> list[str]:
         )
     if not storage["available"]:
         failures.append(f"the {storage['backend']} storage was unavailable after the run")
+    if "apis" in report:
+        failures += api_failures(report["apis"])
     return failures
 
 
