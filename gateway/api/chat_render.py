@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
 from typing import Any, Protocol
 
+import anyio
 from fastapi import Response
 from fastapi.responses import StreamingResponse
 from starlette.background import BackgroundTask
@@ -104,5 +105,7 @@ async def _sse(
         yield sse_event(exc.envelope())
     finally:
         # A client that left closes this generator: close the pipeline's stream now
-        # (it ends the upstream call and records the request).
-        await chunks.aclose()
+        # (it ends the upstream call and records the request), shielded from the
+        # response's cancellation.
+        with anyio.CancelScope(shield=True):
+            await chunks.aclose()

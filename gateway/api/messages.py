@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import AsyncGenerator, AsyncIterator, Iterable
 from typing import Any
 
+import anyio
 import orjson
 from fastapi import APIRouter, Request, Response
 from fastapi.responses import StreamingResponse
@@ -135,11 +136,12 @@ async def _sse(
         # `error` event, and the stream ends without `message_stop`.
         yield _event(anthropic_envelope(exc.message, exc.status_code))
     finally:
-        await events.aclose()
-        if upstream is not None:
-            # A client that left closes the pipeline's stream now (it ends the upstream
-            # call and records the request).
-            await upstream.aclose()
+        # A client that left closes the pipeline's stream now (it ends the upstream call
+        # and records the request), shielded from the response's cancellation.
+        with anyio.CancelScope(shield=True):
+            await events.aclose()
+            if upstream is not None:
+                await upstream.aclose()
 
 
 @router.post("/v1/messages/count_tokens")

@@ -17,6 +17,7 @@ import re
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
+import anyio
 import orjson
 from fastapi import APIRouter, Request, Response
 from fastapi.responses import StreamingResponse
@@ -216,9 +217,12 @@ async def _sse(events: Any, upstream: Any) -> AsyncIterator[bytes]:
         async for event in events:
             yield b"event: " + event["type"].encode() + b"\ndata: " + orjson.dumps(event) + b"\n\n"
     finally:
-        await events.aclose()
-        if upstream is not None:
-            await upstream.aclose()
+        # A client that left closes the pipeline's stream now (it ends the upstream call
+        # and records the request), shielded from the response's cancellation.
+        with anyio.CancelScope(shield=True):
+            await events.aclose()
+            if upstream is not None:
+                await upstream.aclose()
 
 
 @router.get("/v1/responses/{response_id}")

@@ -16,6 +16,8 @@ from collections.abc import AsyncGenerator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+import anyio
+
 from gateway.adaptive.shadow import ShadowVerifier
 from gateway.completions import (
     StreamAssembler,
@@ -191,8 +193,11 @@ class AfterSend:
                     code="upstream_stream_interrupted",
                 ) from exc
             finally:
-                # On a client disconnect this closes the upstream call too.
-                await upstream.aclose()
+                # On a client disconnect this closes the upstream call too. Shielded: the
+                # disconnect cancels the response's scope, and anyio's cancellation
+                # would stop any await here before it ran.
+                with anyio.CancelScope(shield=True):
+                    await upstream.aclose()
             # Reached only when the upstream stream ended normally and the client is
             # still reading: a disconnect closes this generator before this line.
             completion = assembler.completion()
@@ -206,11 +211,15 @@ class AfterSend:
             status = exc.status_code
             raise
         finally:
-            # Followers of a broken or abandoned stream forward on their own.
-            await self._end_flight(
-                flight, None if completion is None else _shareable(builder, completion)
-            )
+            # Recorded first, and the flight ended shielded: after a client disconnect
+            # every unshielded await here raises at once (anyio cancels the whole
+            # response scope), which lost the record and left a Redis lease to expire.
             self.record(builder, status)
+            # Followers of a broken or abandoned stream forward on their own.
+            with anyio.CancelScope(shield=True):
+                await self._end_flight(
+                    flight, None if completion is None else _shareable(builder, completion)
+                )
 
     # --- storing -----------------------------------------------------------------------
 

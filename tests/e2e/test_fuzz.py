@@ -35,6 +35,7 @@ from hypothesis import strategies as st
 from pydantic import BaseModel
 
 from gateway.api.admin import PurgeRequest
+from gateway.api.anthropic_errors import speaks_anthropic
 from gateway.api.memory_schemas import MemoryBatchIn, MemoryIn, MemorySearchIn
 from gateway.api.schemas import ChatCompletionRequest, EmbeddingRequest
 from tests.e2e.errors import UVICORN_REJECT, error_of, unexpected_errors
@@ -332,9 +333,25 @@ def assert_sane(response: httpx.Response) -> None:
         assert leak not in response.text, where
     if response.status_code >= 400 and request.method != "HEAD":
         try:
-            error_of(response)
+            path = request.url.path  # (the routes answer without `/v1` too)
+            if speaks_anthropic(path) or speaks_anthropic("/v1" + path):
+                anthropic_error_of(response)
+            else:
+                error_of(response)
         except AssertionError as exc:
             raise AssertionError(f"{where}\n{exc}") from None
+
+
+def anthropic_error_of(response: httpx.Response) -> dict[str, Any]:
+    """Anthropic's envelope (`{"type": "error", "error": {"type", "message"}}`), which
+    the `/v1/messages` routes answer errors in."""
+    assert response.headers.get("content-type", "").startswith("application/json")
+    body = response.json()
+    assert body.get("type") == "error", body
+    error = body["error"]
+    assert isinstance(error["type"], str) and error["type"]
+    assert isinstance(error["message"], str) and error["message"]
+    return dict(error)
 
 
 def assert_still_serving(client: httpx.Client) -> None:
