@@ -35,9 +35,10 @@ MAX_DECISIONS = 1000
 PROMETHEUS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
 
-def admin_services(request: Request, services: AppServices) -> Services:
-    """The services for admin keys only (a FastAPI dependency). A gateway with no tenants
-    and no admin keys is open (local use), admin endpoints included."""
+async def admin_services(request: Request, services: AppServices) -> Services:
+    """The services for admin keys only (a FastAPI dependency; `async`: no thread hop).
+    A gateway with no tenants and no admin keys is open (local use), admin endpoints
+    included."""
     principal = authenticate(request, services)
     unguarded = services.keys.open and not services.config.auth.admin_keys
     if not principal.is_admin and not unguarded:

@@ -15,9 +15,11 @@ from gateway.wiring import Services
 logger = logging.getLogger(__name__)
 
 
-def get_services(request: Request) -> Services:
+async def get_services(request: Request) -> Services:
     """The FastAPI dependency every route takes its services from (the ones the lifespan
-    built); `app.dependency_overrides[get_services]` replaces them."""
+    built); `app.dependency_overrides[get_services]` replaces them. `async` on purpose:
+    FastAPI runs a plain `def` dependency in its thread pool, a thread hop per request
+    that cost exact hits ~27 % of their throughput (`benchmarks/load.py`, c=16)."""
     services: Services | None = getattr(request.app.state, "services", None)
     if services is None:
         raise GatewayError("The gateway is starting up.", status_code=503, code="not_ready")
