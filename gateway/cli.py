@@ -295,8 +295,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     evaluate.set_defaults(handler=_eval)
 
-    policy = commands.add_parser("policy", help="work with policy files")
-    policy_commands = policy.add_subparsers(dest="policy_command", required=True)
+    policy_commands = _command_group(commands, "policy", "work with policy files")
     check = policy_commands.add_parser(
         "check",
         help="validate policy files offline: prints 'ok: N files' or every error, exits 0 or 1",
@@ -309,8 +308,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     check.set_defaults(handler=_policy_check)
 
-    cache = commands.add_parser("cache", help="work with the response cache")
-    cache_commands = cache.add_subparsers(dest="cache_command", required=True)
+    cache_commands = _command_group(commands, "cache", "work with the response cache")
     cache_import = cache_commands.add_parser(
         "import",
         help="warm the cache from JSONL of recorded (request, response) pairs, through the "
@@ -347,14 +345,22 @@ def build_parser() -> argparse.ArgumentParser:
     )
     cache_import.set_defaults(handler=_cache_import)
 
-    key = commands.add_parser("key", help="work with API keys")
-    key_commands = key.add_subparsers(dest="key_command", required=True)
+    key_commands = _command_group(commands, "key", "work with API keys")
     hash_key = key_commands.add_parser(
         "hash",
         help="read an API key from stdin, print its config entry 'sha256:<hex>'",
     )
     hash_key.set_defaults(handler=_key_hash)
     return parser
+
+
+def _command_group(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser], name: str, help_text: str
+) -> argparse._SubParsersAction[argparse.ArgumentParser]:
+    """`gateway <name> <subcommand>`: the group's parser, holding its subcommands (which
+    `args.<name>_command` names)."""
+    group = commands.add_parser(name, help=help_text)
+    return group.add_subparsers(dest=f"{name}_command", required=True)
 
 
 def _add_adaptive_arguments(evaluate: argparse.ArgumentParser) -> None:

@@ -9,10 +9,11 @@ from collections.abc import Callable
 from typing import Any
 
 from gateway.adaptive.buckets import bucket_of
+from gateway.adaptive.judge_error import JudgeErrorEstimate
 from gateway.adaptive.stats import AdaptiveStats, Scope
 from gateway.adaptive.threshold import DEFAULT_PRIOR_STRENGTH, Z_ONE_SIDED_95, bucket_precision
 from gateway.policy.models import Policy
-from gateway.telemetry.metrics import GatewayMetrics
+from gateway.telemetry.metrics import GatewayMetrics, ScrapeReading
 
 # tenant -> the tenant's policy (for any model)
 TenantPolicy = Callable[[str], Policy]
@@ -139,28 +140,14 @@ def export_judge_metrics(metrics: GatewayMetrics, stats: AdaptiveStats) -> None:
         "Pairs of known truth the judge judged: truth=same (exact repeats), "
         "truth=different (near misses refused for a hard entity mismatch).",
         labels,
-        lambda: [
-            row
-            for judge in stats.judges()
-            for row in (
-                ((judge, "same"), float(stats.judge_estimate(judge).same_seen)),
-                ((judge, "different"), float(stats.judge_estimate(judge).different_seen)),
-            )
-        ],
+        _per_truth(stats, lambda e: e.same_seen, lambda e: e.different_seen),
     )
     metrics.counter_at_scrape(
         "gateway_adaptive_judge_known_pair_errors",
         "Of those, the judge's wrong verdicts: truth=same said different (misses), "
         "truth=different said same (false accepts).",
         labels,
-        lambda: [
-            row
-            for judge in stats.judges()
-            for row in (
-                ((judge, "same"), float(stats.judge_estimate(judge).same_missed)),
-                ((judge, "different"), float(stats.judge_estimate(judge).different_accepted)),
-            )
-        ],
+        _per_truth(stats, lambda e: e.same_missed, lambda e: e.different_accepted),
     )
     metrics.gauge_at_scrape(
         "gateway_adaptive_judge_error_rate",
@@ -177,3 +164,20 @@ def export_judge_metrics(metrics: GatewayMetrics, stats: AdaptiveStats) -> None:
             )
         ],
     )
+
+
+def _per_truth(
+    stats: AdaptiveStats,
+    same: Callable[[JudgeErrorEstimate], int],
+    different: Callable[[JudgeErrorEstimate], int],
+) -> ScrapeReading:
+    """A scrape reading of one count per judge and truth (`same`: on pairs known to be
+    the same, `different`: on pairs known to differ), read from the judge's estimate."""
+    return lambda: [
+        row
+        for judge in stats.judges()
+        for row in (
+            ((judge, "same"), float(same(stats.judge_estimate(judge)))),
+            ((judge, "different"), float(different(stats.judge_estimate(judge)))),
+        )
+    ]

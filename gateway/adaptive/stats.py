@@ -20,6 +20,7 @@ import contextlib
 import logging
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 import orjson
 
@@ -251,32 +252,27 @@ class AdaptiveStats:
 
     def tenant_scopes(self) -> list[Scope]:
         """Every tenant-wide scope known here or in the store."""
-        names: set[str] = set(self._base)
-        for layer in (*self._unconfirmed, self._pending):
-            names.update(layer)
-        scopes: list[Scope] = []
-        for name in sorted(names):
-            parts = orjson.loads(name)
-            if parts[0] == "scope" and not parts[2] and not parts[3]:
-                scopes.append(Scope(parts[1]))
-        return scopes
+        scopes = self._parsed_names("scope")
+        return [Scope(parts[1]) for parts in scopes if not parts[2] and not parts[3]]
 
     def sub_scopes(self, tenant: str) -> list[Scope]:
-        names: set[str] = set(self._base)
-        for layer in (*self._unconfirmed, self._pending):
-            names.update(layer)
-        found: list[Scope] = []
-        for name in sorted(names):
-            parts = orjson.loads(name)
-            if parts[0] == "scope" and parts[1] == tenant and (parts[2] or parts[3]):
-                found.append(Scope(parts[1], parts[2], parts[3]))
-        return found
+        return [
+            Scope(parts[1], parts[2], parts[3])
+            for parts in self._parsed_names("scope")
+            if parts[1] == tenant and (parts[2] or parts[3])
+        ]
 
     def judges(self) -> list[str]:
+        return sorted(parts[1] for parts in self._parsed_names("judge"))
+
+    def _parsed_names(self, kind: str) -> list[list[Any]]:
+        """The parsed counter-set names of `kind` ("scope", "judge") known here or in
+        the store, in the order of their names."""
         names: set[str] = set(self._base)
         for layer in (*self._unconfirmed, self._pending):
             names.update(layer)
-        return sorted(parts[1] for parts in (orjson.loads(n) for n in names) if parts[0] == "judge")
+        parsed = (orjson.loads(name) for name in sorted(names))
+        return [parts for parts in parsed if parts[0] == kind]
 
     def _invalidate(self) -> None:
         self._views.clear()

@@ -155,17 +155,24 @@ def text_completion(completion: Mapping[str, Any]) -> dict[str, Any]:
                 "finish_reason": choice.get("finish_reason"),
             }
         )
-    result: dict[str, Any] = {
-        "id": legacy_id(completion.get("id")),
-        "object": "text_completion",
-        "created": completion.get("created"),
-        "model": completion.get("model", ""),
-        "choices": choices,
-    }
-    if completion.get("system_fingerprint"):
-        result["system_fingerprint"] = completion["system_fingerprint"]
+    result = _legacy_object(completion, choices)
     if completion.get("usage") is not None:
         result["usage"] = completion["usage"]
+    return result
+
+
+def _legacy_object(source: Mapping[str, Any], choices: list[dict[str, Any]]) -> dict[str, Any]:
+    """A `text_completion` object (or stream chunk) holding `choices`, with the id, time,
+    model and fingerprint of the chat `source` it translates; usage is the caller's."""
+    result: dict[str, Any] = {
+        "id": legacy_id(source.get("id")),
+        "object": "text_completion",
+        "created": source.get("created"),
+        "model": source.get("model", ""),
+        "choices": choices,
+    }
+    if source.get("system_fingerprint"):
+        result["system_fingerprint"] = source["system_fingerprint"]
     return result
 
 
@@ -199,15 +206,7 @@ class LegacyChunks:
         usage = chunk.get("usage")
         if not choices and not usage:
             return None
-        converted: dict[str, Any] = {
-            "id": legacy_id(chunk.get("id")),
-            "object": "text_completion",
-            "created": chunk.get("created"),
-            "model": chunk.get("model", ""),
-            "choices": choices,
-        }
-        if chunk.get("system_fingerprint"):
-            converted["system_fingerprint"] = chunk["system_fingerprint"]
+        converted = _legacy_object(chunk, choices)
         if usage:
             converted["usage"] = usage
         return converted

@@ -13,7 +13,6 @@ from __future__ import annotations
 from collections.abc import AsyncGenerator, AsyncIterator, Iterable
 from typing import Any
 
-import anyio
 import orjson
 from fastapi import APIRouter, Request, Response
 from fastapi.responses import StreamingResponse
@@ -31,6 +30,7 @@ from gateway.api.door import cache_headers, chat_request, handle
 from gateway.api.messages_schema import CountTokensRequest, MessagesRequest
 from gateway.api.responses import SSE_HEADERS, json_response
 from gateway.api.schemas import check_chat_counts
+from gateway.api.stream_close import close_translated
 from gateway.completions import replay_chunks
 from gateway.errors import GatewayError, InvalidRequest, ModelNotFound
 from gateway.pipeline.request import ChatRequest
@@ -136,12 +136,7 @@ async def _sse(
         # `error` event, and the stream ends without `message_stop`.
         yield _event(anthropic_envelope(exc.message, exc.status_code))
     finally:
-        # A client that left closes the pipeline's stream now (it ends the upstream call
-        # and records the request), shielded from the response's cancellation.
-        with anyio.CancelScope(shield=True):
-            await events.aclose()
-            if upstream is not None:
-                await upstream.aclose()
+        await close_translated(events, upstream)
 
 
 @router.post("/v1/messages/count_tokens")

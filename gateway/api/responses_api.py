@@ -17,7 +17,6 @@ import re
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
-import anyio
 import orjson
 from fastapi import APIRouter, Request, Response
 from fastapi.responses import StreamingResponse
@@ -36,6 +35,7 @@ from gateway.api.responses_render import (
 from gateway.api.responses_schema import ResponsesRequest
 from gateway.api.responses_stream import ResponseEventStream
 from gateway.api.responses_translate import check_supported, input_items, to_chat_body
+from gateway.api.stream_close import close_translated
 from gateway.completions import replay_chunks
 from gateway.errors import GatewayError, StoreUnavailableResponse
 from gateway.pipeline.reasons import Layer
@@ -217,12 +217,7 @@ async def _sse(events: Any, upstream: Any) -> AsyncIterator[bytes]:
         async for event in events:
             yield b"event: " + event["type"].encode() + b"\ndata: " + orjson.dumps(event) + b"\n\n"
     finally:
-        # A client that left closes the pipeline's stream now (it ends the upstream call
-        # and records the request), shielded from the response's cancellation.
-        with anyio.CancelScope(shield=True):
-            await events.aclose()
-            if upstream is not None:
-                await upstream.aclose()
+        await close_translated(events, upstream)
 
 
 @router.get("/v1/responses/{response_id}")

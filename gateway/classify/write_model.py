@@ -24,15 +24,13 @@ set of dictionary lookups (~6 microseconds for a ten-word turn).
 
 from __future__ import annotations
 
-import importlib.resources
 import math
 import re
 from dataclasses import dataclass
 from itertools import pairwise
-from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
-from gateway.jsonfile import parse_json_object
+from gateway.weights_file import WeightsFile
 
 MODEL_FORMAT = 1
 WEIGHTS_PACKAGE = "gateway.classify.models"
@@ -87,7 +85,11 @@ def opens_as_question_or_text_request(lower_text: str) -> bool:
 
 
 @dataclass(frozen=True, slots=True)
-class WriteIntentModel:
+class WriteIntentModel(WeightsFile):
+    FORMAT_ERROR: ClassVar[type[ValueError]] = WriteModelFormatError
+    PACKAGE: ClassVar[str] = WEIGHTS_PACKAGE
+    RESOURCE: ClassVar[str] = WEIGHTS_RESOURCE
+
     weights: dict[str, float]
     bias: float
     threshold: float  # probability at or above which the model fires
@@ -138,17 +140,3 @@ class WriteIntentModel:
         if not 0.0 < threshold < 1.0 or max_tokens < 1:
             raise WriteModelFormatError("threshold must be in (0, 1) and max_tokens >= 1")
         return cls(parsed, bias, threshold, max_tokens)
-
-    @classmethod
-    def from_json(cls, text: str | bytes) -> WriteIntentModel:
-        return cls.from_dict(parse_json_object(text, WriteModelFormatError, "weights"))
-
-    @classmethod
-    def packaged(cls) -> WriteIntentModel:
-        """The weights shipped inside the package (`gateway/classify/models/`)."""
-        resource = importlib.resources.files(WEIGHTS_PACKAGE).joinpath(WEIGHTS_RESOURCE)
-        return cls.from_json(resource.read_bytes())
-
-    @classmethod
-    def from_path(cls, path: Path) -> WriteIntentModel:
-        return cls.from_json(path.read_bytes())

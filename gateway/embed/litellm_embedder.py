@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from gateway.embed.calibrated import CalibratedEmbedder
 from gateway.embed.calibration import Calibration
 from gateway.embed.protocol import Vectors
 from gateway.embed.vectors import l2_normalise
@@ -29,7 +30,7 @@ class EmbeddingResponseError(GatewayInternalError, RuntimeError):
     """The provider answered, but not with one usable vector per input text."""
 
 
-class LiteLLMEmbedder:
+class LiteLLMEmbedder(CalibratedEmbedder):
     """`Embedder` over `EmbeddingProvider.embed`.
 
     `dimensions` is 0 until the first response unless given; `warm_up()` makes one call so
@@ -89,13 +90,6 @@ class LiteLLMEmbedder:
                 f"{self.name} returned embeddings that are not float lists of one length"
             )
         return vectors
-
-    def calibrate(self, cosine: float, language: str | None = None) -> float:
-        return self._calibration(cosine, language)
-
-    @property
-    def calibration(self) -> Calibration:
-        return self._calibration
 
     async def warm_up(self) -> None:
         await self.embed(["warm up"])

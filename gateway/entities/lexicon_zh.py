@@ -3,15 +3,16 @@ loaded on first use."""
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Self
 
+from gateway.entities.packaged import PackagedTables
 from gateway.rules.compile import RuleBook, RuleFile
 
 
 @dataclass(frozen=True, slots=True)
-class ChineseLexicon:
+class ChineseLexicon(PackagedTables):
     """The word lists and tables of `gateway/rules/data/zh/entities.yaml`, by the names
     the extractors use."""
 
@@ -41,17 +42,11 @@ class ChineseLexicon:
     NOT_DIRECTION: tuple[str, ...]
     ENDPOINT_STOPS: str
 
-    @staticmethod
-    @functools.cache
-    def packaged() -> ChineseLexicon:
-        """Loaded on first use (an extractor's constructor), then shared."""
-        return ChineseLexicon.load(RuleBook.packaged())
-
-    @staticmethod
-    def load(book: RuleBook) -> ChineseLexicon:
+    @classmethod
+    def load(cls, book: RuleBook) -> Self:
         data = book.file("zh/entities")
         calendar = book.file("shared/calendar")
-        return ChineseLexicon(
+        return cls(
             TIME_WORDS=data.texts("time_words"),
             WEEKDAYS=_weekdays(calendar, data),
             HOLIDAYS=data.texts("holidays"),

@@ -12,11 +12,12 @@ The axes and word lists are data (`gateway/rules/data/en/polarity.yaml`,
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Self
 
+from gateway.entities.packaged import PackagedTables
 from gateway.rules.compile import RuleBook, RuleFile
 
 Pole = tuple[str, str]  # (axis, pole)
@@ -24,7 +25,7 @@ Axes = Mapping[str, Mapping[str, Iterable[str]]]  # axis -> pole -> surface form
 
 
 @dataclass(frozen=True, slots=True)
-class Polarity:
+class Polarity(PackagedTables):
     """The antonym axes and their exceptions, by the names the extractors use."""
 
     EN_AXES: Axes
@@ -37,16 +38,10 @@ class Polarity:
     ZH_EVENTS_BEFORE_AFTER: tuple[str, ...]
     ZH_NOT_POLARITY: tuple[str, ...]
 
-    @staticmethod
-    @functools.cache
-    def packaged() -> Polarity:
-        """Loaded on first use (an extractor's constructor), then shared."""
-        return Polarity.load(RuleBook.packaged())
-
-    @staticmethod
-    def load(book: RuleBook) -> Polarity:
+    @classmethod
+    def load(cls, book: RuleBook) -> Self:
         english, chinese = book.file("en/polarity"), book.file("zh/polarity")
-        return Polarity(
+        return cls(
             EN_AXES=_axes(english),
             EN_SPLIT_PHRASALS=(
                 (english.pattern("en.polarity.split_on"), ("switch", "on")),

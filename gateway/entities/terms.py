@@ -125,24 +125,22 @@ def term_changes(query: TextSlots, candidate: TextSlots) -> list[Change]:
         return []
     if max(len(query.surface), len(candidate.surface)) > MAX_CHARACTERS:
         return []
+    # Both languages first align the tokens; a low ratio means different texts.
+    matcher = SequenceMatcher(None, query.tokens, candidate.tokens, autojunk=False)
+    if matcher.ratio() < (ZH_MIN_RATIO if query.language == "zh" else EN_MIN_RATIO):
+        return []
     if query.language == "zh":
-        return _chinese(query.tokens, query.content, candidate.tokens, candidate.content)
-    return _english(query.tokens, query.content, candidate.tokens, candidate.content)
+        return _chinese(matcher, query, candidate)
+    return _english(matcher, query, candidate)
 
 
 # English ---------------------------------------------------------------------------
 
 
-def _english(
-    q_tokens: tuple[str, ...],
-    q_content: tuple[str, ...],
-    c_tokens: tuple[str, ...],
-    c_content: tuple[str, ...],
-) -> list[Change]:
-    matcher = SequenceMatcher(None, q_tokens, c_tokens, autojunk=False)
-    if matcher.ratio() < EN_MIN_RATIO:
-        return []
-    q_words, c_words = set(q_content), set(c_content)
+def _english(matcher: SequenceMatcher[str], query: TextSlots, candidate: TextSlots) -> list[Change]:
+    """`matcher` aligns the two texts' tokens."""
+    q_tokens, c_tokens = query.tokens, candidate.tokens
+    q_words, c_words = set(query.content), set(candidate.content)
     changes: list[Change] = []
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
         if tag == "equal":
@@ -263,15 +261,10 @@ def _zh_groups() -> tuple[dict[str, set[int]], tuple[frozenset[str], ...]]:
     return index, variants
 
 
-def _chinese(
-    q_tokens: tuple[str, ...],
-    q_content: tuple[str, ...],
-    c_tokens: tuple[str, ...],
-    c_content: tuple[str, ...],
-) -> list[Change]:
-    matcher = SequenceMatcher(None, q_tokens, c_tokens, autojunk=False)
-    if matcher.ratio() < ZH_MIN_RATIO:
-        return []
+def _chinese(matcher: SequenceMatcher[str], query: TextSlots, candidate: TextSlots) -> list[Change]:
+    """`matcher` aligns the two texts' tokens (characters)."""
+    q_tokens, q_content = query.tokens, query.content
+    c_tokens, c_content = candidate.tokens, candidate.content
     q_text, c_text = "".join(q_tokens), "".join(c_tokens)
     antonyms = TermLexicon.packaged().ZH_ANTONYMS
     changes: list[Change] = []

@@ -7,15 +7,16 @@ tables are data (`gateway/rules/data/shared/units.yaml`), loaded on first use.""
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Self
 
+from gateway.entities.packaged import PackagedTables
 from gateway.rules.compile import RuleBook
 
 
 @dataclass(frozen=True, slots=True)
-class Units:
+class Units(PackagedTables):
     """The word lists and tables of `gateway/rules/data/shared/units.yaml`, by the names
     the extractors use."""
 
@@ -27,16 +28,10 @@ class Units:
     ZH_AFTER_NUMBER_ONLY: frozenset[str]
     ZH_PERIODS: Mapping[str, str]
 
-    @staticmethod
-    @functools.cache
-    def packaged() -> Units:
-        """Loaded on first use (an extractor's constructor), then shared."""
-        return Units.load(RuleBook.packaged())
-
-    @staticmethod
-    def load(book: RuleBook) -> Units:
+    @classmethod
+    def load(cls, book: RuleBook) -> Self:
         data = book.file("shared/units")
-        return Units(
+        return cls(
             DIMENSION=data.texts("dimension"),
             EN_UNITS=data.texts("en_units"),
             EN_CURRENCY_SYMBOLS=data.texts("en_currency_symbols"),

@@ -14,18 +14,17 @@ accept serves a wrong answer, a false reject only costs a cache miss.
 
 from __future__ import annotations
 
-import importlib.resources
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
-from gateway.jsonfile import parse_json_object
 from gateway.nlp import detect_language
 from gateway.review.features import FEATURE_NAMES, pair_features
 from gateway.review.model import MODEL_FORMAT, AdditiveModel, ReviewerModelFormatError
 from gateway.review.protocol import ReviewVerdict
+from gateway.weights_file import WeightsFile
 
 MODEL_NAME = "local-pair-v1"
 WEIGHTS_PACKAGE = "gateway.review"
@@ -35,7 +34,11 @@ logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
-class LocalPairWeights:
+class LocalPairWeights(WeightsFile):
+    FORMAT_ERROR: ClassVar[type[ValueError]] = ReviewerModelFormatError
+    PACKAGE: ClassVar[str] = WEIGHTS_PACKAGE
+    RESOURCE: ClassVar[str] = WEIGHTS_RESOURCE
+
     model: AdditiveModel
     thresholds: Mapping[str, float]  # language ("en", "zh") -> minimum probability
     similarity_scale: str  # "calibrated" or "raw": what the similarity feature was fitted on
@@ -64,20 +67,6 @@ class LocalPairWeights:
         if scale not in ("calibrated", "raw"):
             raise ReviewerModelFormatError("'similarity_scale' must be 'calibrated' or 'raw'")
         return cls(AdditiveModel.from_dict(data, FEATURE_NAMES), parsed, scale)
-
-    @classmethod
-    def from_json(cls, text: str | bytes) -> LocalPairWeights:
-        return cls.from_dict(parse_json_object(text, ReviewerModelFormatError, "weights"))
-
-    @classmethod
-    def packaged(cls) -> LocalPairWeights:
-        """The weights shipped inside the package (`gateway/review/models/`)."""
-        resource = importlib.resources.files(WEIGHTS_PACKAGE).joinpath(WEIGHTS_RESOURCE)
-        return cls.from_json(resource.read_bytes())
-
-    @classmethod
-    def from_path(cls, path: Path) -> LocalPairWeights:
-        return cls.from_json(path.read_bytes())
 
 
 class LocalPairReviewer:

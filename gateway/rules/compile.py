@@ -35,7 +35,7 @@ import importlib.resources
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import yaml
 
@@ -83,6 +83,18 @@ def alternation(words: Iterable[str]) -> str:
     return "|".join(sorted(escaped, key=lambda w: (-len(w), w)))
 
 
+_Value = TypeVar("_Value")
+
+
+def _named(table: Mapping[str, _Value], name: str, missing: str) -> _Value:
+    """`table[name]`, or a `RuleError` saying "<missing> '<name>'" (a rule module or a
+    rule file naming something the data does not have)."""
+    try:
+        return table[name]
+    except KeyError:
+        raise RuleError(f"{missing} {name!r}") from None
+
+
 class RuleFile:
     """One loaded file: its word lists and compiled rules, looked up by name."""
 
@@ -106,26 +118,17 @@ class RuleFile:
         return self.rule(name).pattern
 
     def rule(self, name: str) -> Rule:
-        try:
-            return self._rules[name]
-        except KeyError:
-            raise RuleError(f"{self.source}: no rule named {name!r}") from None
+        return _named(self._rules, name, f"{self.source}: no rule named")
 
     def words(self, name: str) -> tuple[str, ...]:
-        try:
-            return self._words[name]
-        except KeyError:
-            raise RuleError(f"{self.source}: no word list named {name!r}") from None
+        return _named(self._words, name, f"{self.source}: no word list named")
 
     def rules(self) -> tuple[Rule, ...]:
         return tuple(self._rules.values())
 
     def fragment(self, name: str) -> str:
         """A fragment as expanded (its `{@name}` references replaced)."""
-        try:
-            return self._fragments[name]
-        except KeyError:
-            raise RuleError(f"{self.source}: no fragment named {name!r}") from None
+        return _named(self._fragments, name, f"{self.source}: no fragment named")
 
     def texts(self, name: str) -> dict[str, str]:
         """A table whose values are text."""
@@ -143,16 +146,10 @@ class RuleFile:
 
     def groups(self, name: str) -> Mapping[str, tuple[str, ...]]:
         """A `{value: [keys]}` table as written: each value with its keys, in order."""
-        try:
-            return self._groups[name]
-        except KeyError:
-            raise RuleError(f"{self.source}: no grouped table named {name!r}") from None
+        return _named(self._groups, name, f"{self.source}: no grouped table named")
 
     def _table(self, name: str) -> Mapping[str, str | int]:
-        try:
-            return self._tables[name]
-        except KeyError:
-            raise RuleError(f"{self.source}: no table named {name!r}") from None
+        return _named(self._tables, name, f"{self.source}: no table named")
 
 
 class RuleBook:
@@ -162,10 +159,7 @@ class RuleBook:
         self._files = files
 
     def file(self, source: str) -> RuleFile:
-        try:
-            return self._files[source]
-        except KeyError:
-            raise RuleError(f"no rule file {source!r}") from None
+        return _named(self._files, source, "no rule file")
 
     def files(self) -> tuple[RuleFile, ...]:
         return tuple(self._files.values())

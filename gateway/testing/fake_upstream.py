@@ -124,6 +124,20 @@ def _json(content: Any, status: int = 200, headers: dict[str, str] | None = None
     )
 
 
+def _completion(
+    completion_id: str, body: dict[str, Any], choice: dict[str, Any], usage: dict[str, Any]
+) -> dict[str, Any]:
+    """A non-streamed `chat.completion` object holding one choice."""
+    return {
+        "id": completion_id,
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": body.get("model", "fake"),
+        "choices": [choice],
+        "usage": usage,
+    }
+
+
 def _provider_headers(number: int, markers: dict[str, str]) -> dict[str, str]:
     """What a provider sends with every answer: request id, rate-limit state, and
     `retry-after` when the request's markers ask for it."""
@@ -219,17 +233,7 @@ def create_fake_upstream(log: UpstreamLog | None = None) -> Starlette:
             message["annotations"] = [_citation(content)]
         choice: dict[str, Any] = {"index": 0, "message": message, "finish_reason": finish_reason}
         choice["logprobs"] = _logprobs(body, content, refusal) if body.get("logprobs") else None
-        return _json(
-            {
-                "id": completion_id,
-                "object": "chat.completion",
-                "created": int(time.time()),
-                "model": body.get("model", "fake"),
-                "choices": [choice],
-                "usage": usage,
-            },
-            headers=headers,
-        )
+        return _json(_completion(completion_id, body, choice, usage), headers=headers)
 
     async def embeddings(request: Request) -> Response:
         body = orjson.loads(await request.body())
@@ -272,16 +276,7 @@ def _no_sse(
     if variant == "json":  # an upstream that ignores `stream`
         message = {"role": "assistant", "content": content}
         choice = {"index": 0, "message": message, "finish_reason": finish_reason}
-        return _json(
-            {
-                "id": completion_id,
-                "object": "chat.completion",
-                "created": int(time.time()),
-                "model": body.get("model", "fake"),
-                "choices": [choice],
-                "usage": usage,
-            }
-        )
+        return _json(_completion(completion_id, body, choice, usage))
     page = b"<html><body><h1>502 Bad Gateway</h1></body></html>"
     return Response(page, media_type="text/html")
 

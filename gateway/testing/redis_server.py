@@ -13,9 +13,9 @@ import signal
 import subprocess
 import time
 from pathlib import Path
-from types import TracebackType
 
 from gateway.errors import GatewayInternalError
+from gateway.testing.managed_server import ManagedServer
 from gateway.testing.threaded_server import free_port
 
 
@@ -40,7 +40,7 @@ def redis_binaries() -> tuple[Path, Path]:
     return server, search
 
 
-class RedisServer:
+class RedisServer(ManagedServer):
     """One redis-server process; `stop()` kills it, `start()` brings it back on the
     same port (what the outage tests need)."""
 
@@ -101,14 +101,3 @@ class RedisServer:
             self._process.kill()
             self._process.wait(timeout=10)
         self._process = None
-
-    def __enter__(self) -> RedisServer:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()

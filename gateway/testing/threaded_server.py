@@ -5,10 +5,11 @@ from __future__ import annotations
 import socket
 import threading
 import time
-from types import TracebackType
 from typing import Any
 
 import uvicorn
+
+from gateway.testing.managed_server import ManagedServer
 
 
 def free_port() -> int:
@@ -18,7 +19,7 @@ def free_port() -> int:
         return port
 
 
-class ThreadedServer:
+class ThreadedServer(ManagedServer):
     def __init__(self, app: Any, port: int | None = None, startup_timeout_seconds: float = 60):
         self.port = port or free_port()
         self._timeout = startup_timeout_seconds
@@ -49,14 +50,3 @@ class ThreadedServer:
     def stop(self) -> None:
         self._server.should_exit = True
         self._thread.join(timeout=10)
-
-    def __enter__(self) -> ThreadedServer:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()

@@ -34,6 +34,9 @@ class TableBudget:
         self._ledger = ledger
         self._entries: dict[str, int] = {}
         self._bytes: dict[str, int] = {}
+        # False until the first recount, and again after a rolled-back write (whose
+        # in-memory changes to the totals the table no longer has).
+        self._counted = False
 
     @property
     def entries(self) -> int:
@@ -46,8 +49,18 @@ class TableBudget:
     def tenant_usage(self, tenant: str) -> tuple[int, int]:
         return self._entries.get(tenant, 0), self._bytes.get(tenant, 0)
 
+    def ensure_counted(self, connection: sqlite3.Connection) -> None:
+        """Recount unless the totals are known (before a write)."""
+        if not self._counted:
+            self.recount(connection)
+
+    def forget_counts(self) -> None:
+        """A write was rolled back: recount before the next one."""
+        self._counted = False
+
     def recount(self, connection: sqlite3.Connection) -> None:
         """Totals from the table itself: at open, and after bulk deletes (purge, sweep)."""
+        self._counted = True
         self._entries.clear()
         self._bytes.clear()
         for tenant, count, size in connection.execute(

@@ -73,7 +73,6 @@ class SQLiteExactCache:
         self._db = database
         self._clock = clock
         self._budget = TableBudget("exact_cache", "exact", limits or StoreLimits(), ledger)
-        self._counted = False
         # key -> when it was last served; written by `_flush_touches`.
         self._touches: dict[str, float] = {}
 
@@ -94,11 +93,6 @@ class SQLiteExactCache:
 
     # --- worker-thread helpers -----------------------------------------------------------
 
-    def _ensure_counted(self) -> None:
-        if not self._counted:
-            self._budget.recount(self._db.connection)
-            self._counted = True
-
     def _flush_touches(self) -> None:
         if not self._touches:
             return
@@ -118,12 +112,12 @@ class SQLiteExactCache:
             yield connection
         except BaseException:
             connection.execute("ROLLBACK")
-            self._counted = False
+            self._budget.forget_counts()
             raise
         connection.execute("COMMIT")
 
     def _enforce_all(self) -> None:
-        self._ensure_counted()
+        self._budget.ensure_counted(self._db.connection)
         with self._transaction() as connection:
             self._flush_touches()
             self._budget.enforce_all(connection)
@@ -165,7 +159,7 @@ class SQLiteExactCache:
         size_bytes = len(payload) + len(key) + len(namespace)
 
         def _put() -> None:
-            self._ensure_counted()
+            self._budget.ensure_counted(self._db.connection)
             with self._transaction() as connection:
                 _write(connection)
 
@@ -211,7 +205,6 @@ class SQLiteExactCache:
             ]
             connection.executemany("DELETE FROM exact_cache WHERE key = ?", doomed)
             self._budget.recount(connection)
-            self._counted = True
             return len(doomed)
 
         return await self._db.run(_purge)
@@ -220,7 +213,7 @@ class SQLiteExactCache:
         now = self._clock()
 
         def _step() -> int:
-            self._ensure_counted()
+            self._budget.ensure_counted(self._db.connection)
             return self._budget.sweep_step(self._db.connection, now)
 
         return await sweep_in_steps(lambda: self._db.run(_step))

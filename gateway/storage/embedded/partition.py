@@ -41,20 +41,13 @@ class Partition:
 
     def append(self, entry_id: str, vector: Vector, expires_at: float) -> int:
         if self.size == len(self.expires):
-            self._grow(2 * len(self.expires))
+            self._resize(2 * len(self.expires))
         row = self.size
         self.vectors[row] = vector
         self.expires[row] = expires_at
         self.ids.append(entry_id)
         self.size += 1
         return row
-
-    def _grow(self, capacity: int) -> None:
-        vectors = np.empty((capacity, self.vectors.shape[1]), dtype=np.float32)
-        vectors[: self.size] = self.vectors[: self.size]
-        expires = np.empty(capacity, dtype=np.float64)
-        expires[: self.size] = self.expires[: self.size]
-        self.vectors, self.expires = vectors, expires
 
     def remove(self, row: int) -> str | None:
         """Drop one row by moving the last row into its place (order does not matter:

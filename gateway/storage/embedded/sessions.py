@@ -27,18 +27,12 @@ class SQLiteSessionStore:
         self._db = database
         self._clock = clock
         self._budget = TableBudget("sessions", "sessions", limits or StoreLimits(), ledger)
-        self._counted = False
-
-    def _ensure_counted(self) -> None:
-        if not self._counted:
-            self._budget.recount(self._db.connection)
-            self._counted = True
 
     async def enforce_limits(self) -> None:
         """Apply the caps to what is already stored (at open: they may be lower now)."""
 
         def _enforce() -> None:
-            self._ensure_counted()
+            self._budget.ensure_counted(self._db.connection)
             self._budget.enforce_all(self._db.connection)
 
         await self._db.run(_enforce)
@@ -47,7 +41,7 @@ class SQLiteSessionStore:
         now = self._clock()
 
         def _step() -> int:
-            self._ensure_counted()
+            self._budget.ensure_counted(self._db.connection)
             return self._budget.sweep_step(self._db.connection, now)
 
         return await sweep_in_steps(lambda: self._db.run(_step))
@@ -74,11 +68,11 @@ class SQLiteSessionStore:
         size_bytes = len(payload) + len(user.encode()) + len(session.encode())
 
         def _save() -> None:
-            self._ensure_counted()
+            self._budget.ensure_counted(self._db.connection)
             try:
                 _write()
             except BaseException:
-                self._counted = False  # rolled back: recount before the next write
+                self._budget.forget_counts()
                 raise
 
         def _write() -> None:

@@ -21,7 +21,8 @@ from redis.asyncio import Redis
 from gateway.cache.purge import PurgeFilter
 from gateway.storage.protocols import CachedCompletion
 from gateway.storage.redis.capacity import RedisCapacity
-from gateway.storage.redis.connection import RedisConnection, delete_keys
+from gateway.storage.redis.connection import RedisConnection
+from gateway.storage.redis.purge_scan import delete_scanned
 from gateway.telemetry.throttled_log import ThrottledLogger
 
 logger = logging.getLogger(__name__)
@@ -107,38 +108,26 @@ class RedisExactCache:
     async def purge(self, purge_filter: PurgeFilter) -> int:
         """SCANs this prefix's exact entries (an operator action, O(entries)); keys are
         hashes, so tenant, model and namespace are read from each value."""
-        pattern = f"{self._prefix}:exact:*"
-        removed = 0
+        key_prefix = f"{self._prefix}:exact:"
 
-        async def _scan(client: Redis) -> list[bytes]:
-            return [key async for key in client.scan_iter(match=pattern, count=500)]
+        async def read(client: Redis, batch: list[bytes]) -> list[Any]:
+            return list(await client.mget(batch))
 
-        keys = await self._connection.run(_scan)
-        for start in range(0, len(keys), 500):
-            batch = keys[start : start + 500]
+        def doomed(redis_key: bytes, raw: Any) -> bool:
+            if raw is None:
+                return False
+            try:
+                value = orjson.loads(raw)
+            except orjson.JSONDecodeError:
+                return False
+            name = redis_key.decode() if isinstance(redis_key, bytes) else str(redis_key)
+            key = name.removeprefix(key_prefix)
+            namespace = value.get("namespace") or {}
+            return purge_filter.matches(
+                str(value.get("tenant")), str(value.get("model")), namespace, key
+            )
 
-            async def _read(client: Redis, batch: list[bytes] = batch) -> list[Any]:
-                return list(await client.mget(batch))
-
-            values = await self._connection.run(_read)
-            doomed = []
-            for redis_key, raw in zip(batch, values, strict=True):
-                if raw is None:
-                    continue
-                try:
-                    value = orjson.loads(raw)
-                except orjson.JSONDecodeError:
-                    continue
-                name = redis_key.decode() if isinstance(redis_key, bytes) else str(redis_key)
-                key = name.removeprefix(f"{self._prefix}:exact:")
-                namespace = value.get("namespace") or {}
-                if purge_filter.matches(
-                    str(value.get("tenant")), str(value.get("model")), namespace, key
-                ):
-                    doomed.append(redis_key)
-            if doomed:
-                removed += await self._connection.run(delete_keys(doomed))
-        return removed
+        return await delete_scanned(self._connection, f"{key_prefix}*", read, doomed)
 
     async def ping(self) -> bool:
         return await self._connection.ping()

@@ -26,7 +26,7 @@ transaction (WATCH/MULTI or a Lua script), and the scripts live next to their ca
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import orjson
@@ -247,6 +247,13 @@ class RedisMemoryStore:
 
     async def _count_tenant(self, client: Redis, tenant: str) -> tuple[int, int]:
         raw_ids = await client.zrange(self._tenant_key(tenant), 0, -1)
+        return await self._count_records(client, tenant, raw_ids)
+
+    async def _count_records(
+        self, client: Redis, tenant: str, raw_ids: Iterable[Any]
+    ) -> tuple[int, int]:
+        """How many of `raw_ids` (a tenant's memory ids) still have a record, and their
+        bytes; ids whose record is gone count for nothing."""
         count = size = 0
         async with client.pipeline(transaction=False) as reader:
             for raw in raw_ids:
@@ -282,15 +289,7 @@ class RedisMemoryStore:
         if count is not None and used is not None:
             return int(count), int(used)
         raw_ids = await reader.smembers(self._user_key(tenant, user))
-        total_count = total_bytes = 0
-        async with client.pipeline(transaction=False) as reader:
-            for raw in raw_ids:
-                reader.hget(self._item_key(tenant, _text(raw)), "record")
-            for raw_record in await reader.execute():
-                if raw_record is not None:
-                    total_count += 1
-                    total_bytes += MemoryRecord.from_storage(orjson.loads(raw_record)).size_bytes
-        return total_count, total_bytes
+        return await self._count_records(client, tenant, raw_ids)
 
     async def recorded_answer(self, tenant: str, user: str, key: str) -> RecordedAnswer | None:
         redis_key = self._idempotency_key(tenant, user, key)

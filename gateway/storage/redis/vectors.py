@@ -55,7 +55,8 @@ from redisvl.schema import IndexSchema
 from gateway.cache.purge import PurgeFilter
 from gateway.storage.protocols import SemanticEntry, StoreUnavailable
 from gateway.storage.redis.capacity import RedisCapacity
-from gateway.storage.redis.connection import RedisConnection, delete_keys
+from gateway.storage.redis.connection import RedisConnection
+from gateway.storage.redis.purge_scan import delete_scanned
 from gateway.telemetry.throttled_log import ThrottledLogger
 
 logger = logging.getLogger(__name__)
@@ -392,37 +393,25 @@ class RedisVectorIndex:
     async def purge(self, purge_filter: PurgeFilter) -> int:
         """SCANs this index's entries (an operator action, O(entries)) and deletes the
         matching ones; the search index drops deleted hashes by itself."""
-        pattern = f"{self.key_prefix}:*"
-
-        async def _scan(client: Redis) -> list[bytes]:
-            return [key async for key in client.scan_iter(match=pattern, count=500)]
-
-        keys = await self._connection.run(_scan)
-        removed = 0
         fields = ["entry_id", "tenant", "model", "namespace"]
-        for start in range(0, len(keys), 500):
-            batch = keys[start : start + 500]
 
-            async def _read(client: Redis, batch: list[bytes] = batch) -> list[Any]:
-                async with client.pipeline(transaction=False) as pipe:
-                    for key in batch:
-                        pipe.hmget(key, fields)
-                    return list(await pipe.execute())
+        async def read(client: Redis, batch: list[bytes]) -> list[Any]:
+            async with client.pipeline(transaction=False) as pipe:
+                for key in batch:
+                    pipe.hmget(key, fields)
+                return list(await pipe.execute())
 
-            rows = await self._connection.run(_read)
-            doomed = []
-            for key, (entry_id, tenant, model, namespace) in zip(batch, rows, strict=True):
-                if entry_id is None:
-                    continue
-                try:
-                    stored = orjson.loads(namespace) if namespace else {}
-                except orjson.JSONDecodeError:
-                    stored = {}
-                if purge_filter.matches(_text(tenant), _text(model), stored, _text(entry_id)):
-                    doomed.append(key)
-            if doomed:
-                removed += await self._connection.run(delete_keys(doomed))
-        return removed
+        def doomed(_key: bytes, row: Any) -> bool:
+            entry_id, tenant, model, namespace = row
+            if entry_id is None:
+                return False
+            try:
+                stored = orjson.loads(namespace) if namespace else {}
+            except orjson.JSONDecodeError:
+                stored = {}
+            return purge_filter.matches(_text(tenant), _text(model), stored, _text(entry_id))
+
+        return await delete_scanned(self._connection, f"{self.key_prefix}:*", read, doomed)
 
     async def ping(self) -> bool:
         return await self._connection.ping()
