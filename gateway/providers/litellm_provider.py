@@ -10,6 +10,7 @@ cost map over the network.
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import re
@@ -37,6 +38,9 @@ from gateway.settings import GatewayConfig
 from gateway.telemetry.log_hygiene import quiet_leaky_loggers
 
 logger = logging.getLogger(__name__)
+
+# (model, prompt tokens, completion tokens) triples whose price is remembered.
+_COST_MEMO_ENTRIES = 4096
 
 # Keys litellm adds to responses that OpenAI's do not have; dropped when empty.
 _LITELLM_ONLY_KEYS = frozenset(
@@ -219,6 +223,10 @@ class LiteLLMProvider:
         self._router = router
         self._completion = completion
         self._embedding = embedding
+        # litellm's price lookup is a pure function of its arguments (the bundled map is
+        # read once) and costs ~110 Python calls; a hit prices the same stored usage
+        # every time it is served, so a bounded per-provider memo serves it from a dict.
+        self._cost_usd = functools.lru_cache(maxsize=_COST_MEMO_ENTRIES)(litellm_cost_usd)
 
     @classmethod
     def create(cls, config: GatewayConfig) -> LiteLLMProvider:
@@ -266,7 +274,7 @@ class LiteLLMProvider:
         return litellm_context_window(model)
 
     def cost_usd(self, model: str, prompt_tokens: int, completion_tokens: int) -> float:
-        return litellm_cost_usd(model, prompt_tokens, completion_tokens)
+        return self._cost_usd(model, prompt_tokens, completion_tokens)
 
     @staticmethod
     def _split(body: dict[str, Any]) -> tuple[str, dict[str, Any]]:
