@@ -7,7 +7,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Request, Response
 
 from gateway.api.chat_render import render_outcome
-from gateway.api.deps import AppServices, authenticate, read_body
+from gateway.api.deps import AppServices, authenticated_body
 from gateway.api.door import chat_request, handle
 from gateway.api.legacy_translation import (
     LegacyChunks,
@@ -22,10 +22,8 @@ router = APIRouter()
 
 
 async def _parse(request: Request, services: Services) -> ChatRequest:
-    principal = authenticate(request, services)
-    raw = await read_body(request, services.config.server.max_request_bytes)
     # One prompt: never the message counts a chat body is pre-checked for.
-    body, parsed = await services.body_parser.parse(raw, LegacyCompletionRequest)
+    principal, body, parsed = await authenticated_body(request, services, LegacyCompletionRequest)
     return chat_request(request, services, principal, parsed.model, chat_body(body, parsed))
 
 

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import logging
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import Depends, Request
 from starlette.requests import ClientDisconnect
 
+from gateway.api.schemas import ModelT
 from gateway.auth import KEY_HEADERS, Principal
 from gateway.errors import ClientClosed, GatewayError, InvalidRequest, RequestTooLarge
 from gateway.wiring import Services
@@ -34,6 +35,17 @@ def authenticate(request: Request, services: Services) -> Principal:
     return services.keys.authenticate(
         headers.get("authorization"), *(headers.get(name) for name in KEY_HEADERS)
     )
+
+
+async def authenticated_body(
+    request: Request, services: Services, schema: type[ModelT]
+) -> tuple[Principal, dict[str, Any], ModelT]:
+    """What every door does first: the caller, then its body read within the size limit
+    and validated against `schema` (a large one in a worker thread)."""
+    principal = authenticate(request, services)
+    raw = await read_body(request, services.config.server.max_request_bytes)
+    body, parsed = await services.body_parser.parse(raw, schema)
+    return principal, body, parsed
 
 
 def request_id(request: Request) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Request, Response
 
-from gateway.api.deps import AppServices, authenticate, read_body
+from gateway.api.deps import AppServices, authenticated_body
 from gateway.api.responses import json_response
 from gateway.api.schemas import EmbeddingRequest
 from gateway.errors import ModelNotFound
@@ -14,9 +14,7 @@ router = APIRouter()
 
 @router.post("/v1/embeddings")
 async def create_embeddings(request: Request, services: AppServices) -> Response:
-    authenticate(request, services)
-    raw = await read_body(request, services.config.server.max_request_bytes)
-    body, parsed = await services.body_parser.parse(raw, EmbeddingRequest)
+    _, body, parsed = await authenticated_body(request, services, EmbeddingRequest)
     if not services.provider.has_model(parsed.model):
         raise ModelNotFound(f"The model '{parsed.model}' does not exist.", param="model")
     return json_response(await services.provider.embed(body))

@@ -25,7 +25,7 @@ from gateway.api.anthropic_translation import (
     message_events,
     messages_to_chat,
 )
-from gateway.api.deps import AppServices, authenticate, read_body
+from gateway.api.deps import AppServices, authenticated_body
 from gateway.api.door import cache_headers, chat_request, handle
 from gateway.api.messages_schema import CountTokensRequest, MessagesRequest
 from gateway.api.responses import SSE_HEADERS, json_response
@@ -68,9 +68,7 @@ def _translate(body: dict[str, Any], services: Services) -> ChatTranslation:
 
 @router.post("/v1/messages")
 async def create_message(request: Request, services: AppServices) -> Response:
-    principal = authenticate(request, services)
-    raw = await read_body(request, services.config.server.max_request_bytes)
-    body, parsed = await services.body_parser.parse(raw, MessagesRequest)
+    principal, body, parsed = await authenticated_body(request, services, MessagesRequest)
     translation = _translate(body, services)
     chat = chat_request(request, services, principal, parsed.model, translation.body)
     outcome = await handle(services, chat)
@@ -141,9 +139,7 @@ async def _sse(
 
 @router.post("/v1/messages/count_tokens")
 async def count_tokens(request: Request, services: AppServices) -> Response:
-    authenticate(request, services)
-    raw = await read_body(request, services.config.server.max_request_bytes)
-    body, parsed = await services.body_parser.parse(raw, CountTokensRequest)
+    _, body, parsed = await authenticated_body(request, services, CountTokensRequest)
     translation = _translate(body, services)
     if not services.provider.has_model(parsed.model):
         raise ModelNotFound(f"The model '{parsed.model}' does not exist.", param="model")

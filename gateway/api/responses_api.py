@@ -22,7 +22,7 @@ from fastapi import APIRouter, Request, Response
 from fastapi.responses import StreamingResponse
 from starlette.background import BackgroundTask
 
-from gateway.api.deps import AppServices, authenticate, read_body
+from gateway.api.deps import AppServices, authenticate, authenticated_body
 from gateway.api.door import cache_headers, chat_request, handle
 from gateway.api.responses import SSE_HEADERS, json_response
 from gateway.api.responses_render import (
@@ -133,9 +133,7 @@ def _hit_usage(outcome: CompletionOutcome | StreamOutcome) -> dict[str, Any] | N
 
 @router.post("/v1/responses")
 async def create_response(request: Request, services: AppServices) -> Response:
-    principal = authenticate(request, services)
-    raw = await read_body(request, services.config.server.max_request_bytes)
-    body, parsed = await services.body_parser.parse(raw, ResponsesRequest)
+    principal, body, parsed = await authenticated_body(request, services, ResponsesRequest)
     check_supported(body)
     items = await _conversation(services, principal.tenant, body)
     translated = to_chat_body(body, items)

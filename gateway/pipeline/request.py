@@ -11,6 +11,7 @@ pays for them; the record shows what was computed.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -158,18 +159,8 @@ class ChatRequest:
     def for_model(self, model: str, policy: Policy) -> ChatRequest:
         """This request as one for `model` under `policy` (a fallback model's answer is
         stored as that model's): its own keys, the same parsed turn."""
-        other = ChatRequest(
-            request_id=self.request_id,
-            principal=self.principal,
-            model=model,
-            body=self.body,
-            policy=policy,
-            cache_control=self.cache_control,
-            user=self.user,
-            session=self.session,
-            namespace=self.namespace,
-            started_at=self.started_at,
-        )
+        # `_derived` is not an init field: `replace` gives the copy a memo of its own.
+        other = dataclasses.replace(self, model=model, policy=policy)
         other._derived.turn = self._derived.turn
         return other
 
