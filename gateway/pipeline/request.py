@@ -55,6 +55,8 @@ class ChatRequest:
     user: str | None = None
     session: str | None = None
     namespace: str | None = None
+    # `x-gateway-task`: the task whose state is injected (exact key, see task_state.py)
+    task: str | None = None
     started_at: float = field(default_factory=time.perf_counter)
     _derived: _Derived = field(init=False, repr=False, compare=False)
 
@@ -168,6 +170,7 @@ class ChatRequest:
             user=self.user,
             session=self.session,
             namespace=self.namespace,
+            task=self.task,
             started_at=self.started_at,
         )
         other._derived.turn = self._derived.turn
