@@ -24,6 +24,7 @@ from gateway.api import (
     messages,
     models,
     responses_api,
+    tasks,
 )
 from gateway.api.errors import install_error_handlers
 from gateway.api.request_id import RequestIdMiddleware
@@ -92,6 +93,7 @@ def create_app(
         messages.router,
         completions_legacy.router,
         responses_api.router,
+        tasks.router,
     ):
         app.include_router(router)
     if config.server.cors_allow_origins:

@@ -115,6 +115,15 @@ def _eval(args: argparse.Namespace) -> int:
     if args.what == "adaptive":
         return _eval_adaptive(args)
 
+    if args.what == "prefix":
+        from gateway_tools.evaluation.prefix_stability import run_prefix_eval
+
+        return run_prefix_eval(
+            Path(args.data) if args.data else None,
+            conversations=args.conversations,
+            output=args.output,
+        )
+
     from gateway_tools.evaluation.run import DEFAULT_SETS, run_eval
 
     return run_eval(
@@ -252,7 +261,9 @@ def build_parser() -> argparse.ArgumentParser:
         "(pairs, classifier, probes, memory; adaptive: replay pair sets as traffic "
         "through the adaptive threshold)",
     )
-    evaluate.add_argument("what", choices=["pairs", "classifier", "probes", "memory", "adaptive"])
+    evaluate.add_argument(
+        "what", choices=["pairs", "classifier", "probes", "memory", "adaptive", "prefix"]
+    )
     evaluate.add_argument("--data", help="the shared labeled-data folder (e.g. ../shared/data)")
     evaluate.add_argument(
         "--sets",

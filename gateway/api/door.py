@@ -16,7 +16,13 @@ from fastapi import Request
 
 from gateway.api.cache_headers import request_cache_control
 from gateway.api.deps import request_id
-from gateway.api.scope import NAMESPACE_HEADER, SESSION_HEADER, memory_user, scope_header
+from gateway.api.scope import (
+    NAMESPACE_HEADER,
+    SESSION_HEADER,
+    memory_user,
+    scope_header,
+    task_header,
+)
 from gateway.auth import Principal
 from gateway.errors import GatewayError, ModelNotFound
 from gateway.pipeline.decision import Decision
@@ -48,6 +54,11 @@ def cache_headers(decision: Decision) -> dict[str, str]:
             # HTTP's `Age`: how long ago the served answer was stored (cf. max-age).
             headers["age"] = str(served.age_seconds)
     headers["x-gateway-memory-tokens"] = str(decision.memory.tokens)
+    if decision.memory.task_outcome is not None:
+        headers["x-gateway-task-outcome"] = decision.memory.task_outcome
+    if decision.memory.dropped_messages is not None:
+        headers["x-gateway-dropped-messages"] = str(decision.memory.dropped_messages)
+        headers["x-gateway-truncated-tool-results"] = str(decision.memory.truncated_tool_results)
     if decision.coalesced:
         # Served with the answer of a concurrent identical request (single flight).
         headers["x-gateway-coalesced"] = "1"
@@ -71,6 +82,7 @@ def chat_request(
         user=memory_user(request, body.get("user")),
         session=scope_header(request, SESSION_HEADER),
         namespace=scope_header(request, NAMESPACE_HEADER),
+        task=task_header(request),
     )
 
 

@@ -8,10 +8,12 @@ import re
 from fastapi import Request
 
 from gateway.errors import InvalidRequest
+from gateway.tasks.records import MAX_TASK_ID_CHARS, TASK_ID
 
 USER_HEADER = "x-gateway-user"
 SESSION_HEADER = "x-gateway-session"
 NAMESPACE_HEADER = "x-gateway-namespace"
+TASK_HEADER = "x-gateway-task"
 # Printable, no control characters; long enough for emails and UUIDs.
 _IDENTIFIER = re.compile(r"[^\x00-\x1f\x7f]{1,256}")
 
@@ -43,3 +45,18 @@ def memory_user(request: Request, body_user: object) -> str | None:
             code="conflicting_user",
         )
     return header or body
+
+
+def task_header(request: Request) -> str | None:
+    """`x-gateway-task`: a task id (the same characters as the task API's ids)."""
+    value = request.headers.get(TASK_HEADER)
+    if value is None:
+        return None
+    if not TASK_ID.fullmatch(value):
+        raise InvalidRequest(
+            f"'{TASK_HEADER}' must be a task id: 1-{MAX_TASK_ID_CHARS} letters, digits "
+            "and . _ : = @ + -.",
+            param=TASK_HEADER,
+            code="invalid_task_id",
+        )
+    return value

@@ -1,5 +1,5 @@
-"""Turns the chosen memories into one message that fits a token budget, and places it
-after the app's own system prompt.
+"""Turns the chosen memories into one message that fits a token budget, and places the
+injected blocks in the conversation (policy `memory.placement`).
 
 Memories are untrusted text (users, and whatever the users pasted, wrote them), so they
 are injected as reference data, never with the app's authority: a `user`-role message
@@ -13,7 +13,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from gateway.memory.session import MemoryCandidate
 
@@ -115,12 +115,39 @@ def build_block(
     return empty
 
 
+# Where injected blocks go (policy `memory.placement`).
+Placement = Literal["before_last_user", "after_system"]
+
+
+def place_blocks(
+    messages: Sequence[dict[str, Any]], blocks: Sequence[dict[str, Any]], placement: Placement
+) -> list[dict[str, Any]]:
+    """`blocks`, in order, where `placement` says. `before_last_user`: just before the
+    last user message, so that everything before it (the system prompt, the tools and
+    the earlier turns, all byte-identical from one turn to the next) forms a prefix the
+    provider's prompt cache keeps matching; the block, which changes every turn, is
+    as late as it can be. Without a user message: after the system prompt."""
+    if not blocks:
+        return list(messages)
+    index = _after_system(messages)
+    if placement == "before_last_user":
+        for position in range(len(messages) - 1, index - 1, -1):
+            if messages[position].get("role") == "user":
+                index = position
+                break
+    return [*messages[:index], *blocks, *messages[index:]]
+
+
+def _after_system(messages: Sequence[dict[str, Any]]) -> int:
+    index = 0
+    while index < len(messages) and messages[index].get("role") in ("system", "developer"):
+        index += 1
+    return index
+
+
 def insert_after_system_prompt(
     messages: Sequence[dict[str, Any]], block: dict[str, Any]
 ) -> list[dict[str, Any]]:
     """After the leading system/developer messages (the app's own instructions keep
     their place, precedence and byte-stable prefix), before the conversation."""
-    index = 0
-    while index < len(messages) and messages[index].get("role") in ("system", "developer"):
-        index += 1
-    return [*messages[:index], block, *messages[index:]]
+    return place_blocks(messages, [block], "after_system")

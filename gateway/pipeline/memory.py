@@ -1,6 +1,8 @@
 """Memory stage, on every forwarded request (cache miss or bypass): retrieve the user's
-memories for the last user turn, merge them with the session's knowledge cache, and
-inject the best of them as one reference-data message within the token budget.
+memories for the last user turn, merge them with the session's knowledge cache, read
+the task the request names (`x-gateway-task`), and inject them as reference-data
+messages within the token budget (`assemble.py`; with policy `working_memory` on, the
+conversation is also fitted to the context window).
 
 Runs before the cache lookups when the policy lets injected memory bypass the shared
 cache (`memory.bypass_cache_when_injected`, the default: the lookups then run only
@@ -17,7 +19,6 @@ from typing import Any
 
 from gateway.errors import StoreUnavailableResponse
 from gateway.memory.capture import extract_statements
-from gateway.memory.inject import build_block, insert_after_system_prompt
 from gateway.memory.limits import ModelLimits
 from gateway.memory.records import MemoryScope
 from gateway.memory.retrieval import ScopeIndex, ScoredMemory
@@ -25,10 +26,14 @@ from gateway.memory.service import MemoryService, NewMemory
 from gateway.memory.session import MemoryCandidate, from_retrieval
 from gateway.memory.text import dedup_key
 from gateway.memory.tokens import Tokenizers
+from gateway.memory.tool_results import ToolResultShrinker
+from gateway.pipeline.assemble import Inputs, assemble_budgeted, assemble_plain
 from gateway.pipeline.request import ChatRequest
+from gateway.pipeline.task_state import INJECTED, NO_ROOM, TaskFound, TaskLookup
 from gateway.pipeline.values import MemoryInjection, QueryEmbedding, Timings
 from gateway.policy.models import MemoryPolicy
-from gateway.storage.protocols import QuotaExceeded
+from gateway.providers.protocol import ChatProvider
+from gateway.storage.protocols import QuotaExceeded, TaskStore
 from gateway.telemetry.throttled_log import ThrottledLogger
 
 logger = logging.getLogger(__name__)
@@ -41,8 +46,13 @@ class MemoryStage:
         tokenizers: Tokenizers,
         limits: ModelLimits,
         on_failure: Callable[[str, str], None] | None = None,
+        tasks: TaskStore | None = None,
+        summariser: ChatProvider | None = None,
     ) -> None:
         self._service = service
+        self._tasks = TaskLookup(tasks)
+        # Chat calls for `working_memory.summarise_model` (tool-result summaries).
+        self._summariser = summariser
         self._on_failure = on_failure
         self._tokenizers = tokenizers
         self._limits = limits
@@ -57,17 +67,26 @@ class MemoryStage:
         """What to inject for this request's user; `embedding`: the ask's, when the
         semantic stage made it already."""
         policy = request.policy.memory
-        if not policy.enabled or not request.user:
+        wants_memory = policy.enabled and bool(request.user)
+        if not (wants_memory or request.task or request.policy.working_memory.enabled):
             return MemoryInjection(query_embedding=embedding)
         draft = _Draft(embedding)
         try:
-            await self._run(
-                request,
-                timings,
-                draft,
-                policy,
-                MemoryScope(request.tenant, request.user, request.namespace),
-            )
+            draft.task = await self._tasks.find(request)
+            candidates: list[MemoryCandidate] = []
+            index: ScopeIndex | None = None
+            if wants_memory:
+                assert request.user is not None
+                scope = MemoryScope(request.tenant, request.user, request.namespace)
+                candidates, index = await self._retrieve(request, timings, draft, policy, scope)
+            with timings.timed("memory_inject"):
+                injected = await self._inject(request, draft, candidates)
+            if injected:
+                await self._service.touch(request.tenant, injected)
+            if wants_memory and policy.capture.enabled and request.key_text and index is not None:
+                await self._capture(timings, draft, policy, scope, request.key_text, index)
+        except StoreUnavailableResponse:
+            raise
         except Exception as exc:
             if self._on_failure is not None:
                 self._on_failure("memory", "retrieve")
@@ -81,15 +100,15 @@ class MemoryStage:
             draft.note = "memory_unavailable"
         return draft.injection()
 
-    async def _run(
+    async def _retrieve(
         self,
         request: ChatRequest,
         timings: Timings,
         draft: _Draft,
         policy: MemoryPolicy,
         scope: MemoryScope,
-    ) -> None:
-        messages: list[dict[str, Any]] = list(request.messages)
+    ) -> tuple[list[MemoryCandidate], ScopeIndex]:
+        """What retrieval and the session cache offer to inject, best first."""
         query = request.key_text
         with timings.timed("memory_retrieve"):
             index = await self._service.scope_index(scope)
@@ -111,13 +130,7 @@ class MemoryStage:
                 candidates = turn.to_inject
             else:
                 candidates = [from_retrieval(s) for s in retrieved][: policy.session.inject_top_n]
-        if candidates:
-            with timings.timed("memory_inject"):
-                injected = self._inject(request, draft, policy, messages, candidates)
-            if injected:
-                await self._service.touch(request.tenant, injected)
-        if policy.capture.enabled and query:
-            await self._capture(timings, draft, policy, scope, query, index)
+        return candidates, index
 
     async def _query_vector(
         self, request: ChatRequest, draft: _Draft, query: str, policy: MemoryPolicy
@@ -133,34 +146,44 @@ class MemoryStage:
             draft.embedding = QueryEmbedding(query, vector)
         return vector
 
-    def _inject(
-        self,
-        request: ChatRequest,
-        draft: _Draft,
-        policy: MemoryPolicy,
-        messages: list[dict[str, Any]],
-        candidates: list[MemoryCandidate],
+    async def _inject(
+        self, request: ChatRequest, draft: _Draft, candidates: list[MemoryCandidate]
     ) -> list[str]:
-        """Injects what fits; returns the ids of the memories injected."""
-        counter = self._tokenizers.for_model(self._limits.tokenizer_model(request.model))
-        window = self._limits.context_window(request.model, policy.default_context_window_tokens)
-        reserve = _requested_output_tokens(request.body) or policy.reserve_output_tokens
-        room = window - counter.count_messages(messages) - reserve
-        budget = min(policy.max_memory_tokens, room)
-        if budget <= 0:
-            draft.note = "no_room_in_context"
-            return []
-        block = build_block(candidates, counter, budget)
-        if block.message is None:
-            draft.note = "nothing_fits_budget"
-            return []
-        draft.body = {
-            **request.body,
-            "messages": insert_after_system_prompt(messages, block.message),
-        }
-        draft.tokens = block.tokens
-        draft.items = len(block.included)
-        return [candidate.memory_id for candidate in block.included]
+        """Places what fits; returns the ids of the memories injected."""
+        found = draft.task
+        inputs = Inputs(
+            request=request,
+            counter=self._tokenizers.for_model(self._limits.tokenizer_model(request.model)),
+            window_tokens=self._limits.context_window(
+                request.model, request.policy.memory.default_context_window_tokens
+            ),
+            requested_output_tokens=_requested_output_tokens(request.body),
+            candidates=candidates,
+            task=None if found is None else found.record,
+        )
+        budget = request.policy.working_memory
+        if budget.enabled:
+            shrinker = ToolResultShrinker(
+                inputs.counter,
+                self._summariser,
+                budget.summarise_model,
+                budget.summarise_timeout_seconds,
+                self._failures,
+            )
+            assembled = await assemble_budgeted(inputs, shrinker.shrink)
+            draft.dropped = assembled.dropped_messages
+            draft.truncated = assembled.truncated_tool_results
+        else:
+            assembled = assemble_plain(inputs)
+        if found is not None and found.outcome == INJECTED and assembled.task_tokens == 0:
+            draft.task = TaskFound(None, NO_ROOM)
+        if candidates or assembled.note == "over_context_window":
+            draft.note = assembled.note
+        if assembled.changed:
+            draft.body = {**request.body, "messages": assembled.messages}
+        draft.tokens = assembled.task_tokens + assembled.memory_tokens
+        draft.items = len(assembled.included)
+        return [candidate.memory_id for candidate in assembled.included]
 
     async def _capture(
         self,
@@ -197,9 +220,21 @@ class _Draft:
     tokens: int = 0
     items: int = 0
     note: str | None = None
+    task: TaskFound | None = None
+    dropped: int | None = None
+    truncated: int = 0
 
     def injection(self) -> MemoryInjection:
-        return MemoryInjection(self.body, self.tokens, self.items, self.note, self.embedding)
+        return MemoryInjection(
+            self.body,
+            self.tokens,
+            self.items,
+            self.note,
+            self.embedding,
+            task_outcome=None if self.task is None else self.task.outcome,
+            dropped_messages=self.dropped,
+            truncated_tool_results=self.truncated,
+        )
 
 
 def _requested_output_tokens(body: dict[str, Any]) -> int | None:

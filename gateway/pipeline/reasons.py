@@ -43,4 +43,6 @@ class Reason(StrEnum):
     PERSONALIZED = "personalized"
     # this user's memories went into the prompt: the shared answer is not theirs
     MEMORY_PERSONALIZED = "memory_personalized"
+    # the request names a task (`x-gateway-task`): its answer depends on that state
+    TASK_STATE = "task_state"
     NAMESPACE_LIMIT = "namespace_limit"  # the tenant already uses its cap of namespaces

@@ -56,6 +56,8 @@ class ChatRequest:
     user: str | None = None
     session: str | None = None
     namespace: str | None = None
+    # `x-gateway-task`: the task whose state is injected (exact key, see task_state.py)
+    task: str | None = None
     started_at: float = field(default_factory=time.perf_counter)
     _derived: _Derived = field(init=False, repr=False, compare=False)
 

@@ -114,6 +114,9 @@ class ChatPipeline:
                     and not self._namespaces.admit(request.tenant, request.namespace)
                 ):
                     builder.bypass(Reason.NAMESPACE_LIMIT)
+                if builder.cacheable and request.task is not None:
+                    # Answered with the task's state, which the shared cache never saw.
+                    builder.bypass(Reason.TASK_STATE)
         except BaseException:
             _abandon(exact_read)
             raise

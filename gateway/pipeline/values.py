@@ -98,6 +98,11 @@ class MemoryInjection:
     items: int = 0
     note: str | None = None
     query_embedding: QueryEmbedding | None = None
+    # `x-gateway-task`: what became of the named task (task_state.py); None: none named
+    task_outcome: str | None = None
+    # The working-memory budget (policy `working_memory`); None: it was off
+    dropped_messages: int | None = None
+    truncated_tool_results: int = 0
 
 
 NO_MEMORY = MemoryInjection()

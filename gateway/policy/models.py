@@ -8,6 +8,7 @@ from typing import Any, Literal
 from pydantic import Field, model_validator
 
 from gateway.classify.classes import NonCacheableClass
+from gateway.policy.working_memory import TaskPolicy, WorkingMemoryPolicy
 from gateway.strict_model import StrictModel
 
 # The default share of semantic hits that should be right (`target_precision`).
@@ -284,6 +285,11 @@ class MemoryPolicy(StrictModel):
     # false: look up first, and inject memory only into misses (hits are shared).
     bypass_cache_when_injected: bool = True
     limits: MemoryLimitsPolicy = Field(default_factory=MemoryLimitsPolicy)
+    # Where the injected blocks (task state, memory) go. before_last_user: just before
+    # the last user turn, so everything before it (system prompt, tools, earlier turns)
+    # is byte-identical from one turn to the next and the provider's prompt cache keeps
+    # matching it; after_system: right after the leading system/developer messages.
+    placement: Literal["before_last_user", "after_system"] = "before_last_user"
 
 
 FailureMode = Literal["open", "closed"]
@@ -338,6 +344,8 @@ class Policy(StrictModel):
     semantic_cache: SemanticCachePolicy = Field(default_factory=SemanticCachePolicy)
     classifier: ClassifierPolicy = Field(default_factory=ClassifierPolicy)
     memory: MemoryPolicy = Field(default_factory=MemoryPolicy)
+    tasks: TaskPolicy = Field(default_factory=TaskPolicy)
+    working_memory: WorkingMemoryPolicy = Field(default_factory=WorkingMemoryPolicy)
     failure: FailurePolicy = Field(default_factory=FailurePolicy)
     single_flight: SingleFlightPolicy = Field(default_factory=SingleFlightPolicy)
     telemetry: TelemetryPolicy = Field(default_factory=TelemetryPolicy)

@@ -15,6 +15,7 @@ from gateway.storage.protocols import (
     MemoryStore,
     ResponseStore,
     SessionStore,
+    TaskStore,
     VectorIndex,
 )
 
@@ -48,3 +49,5 @@ class Storage:
     adaptive: AdaptiveCounterStore
     # The Responses API's stored responses (per tenant, with a TTL).
     responses: ResponseStore
+    # Task state (`/v1/tasks`, `x-gateway-task`).
+    tasks: TaskStore

@@ -20,6 +20,7 @@ import numpy.typing as npt
 from gateway.cache.purge import PurgeFilter
 from gateway.errors import GatewayInternalError
 from gateway.memory.records import MemoryRecord, MemoryScope
+from gateway.tasks.records import TaskRecord, TaskStatus
 
 Vector = npt.NDArray[np.float32]
 # scope -> field -> value (the adaptive counters)
@@ -313,6 +314,37 @@ class ResponseStore(Protocol):
 
     async def delete(self, tenant: str, response_id: str) -> bool:
         """Whether there was one to delete."""
+        ...
+
+    async def close(self) -> None: ...
+
+
+# Task state (`/v1/tasks`): exact records per (tenant, user, task id).
+
+# `created`; `exists`: the id is taken (nothing written); `limit`: the user already has
+# the most tasks the policy allows (nothing written).
+TaskCreated = Literal["created", "exists", "limit"]
+
+
+class TaskStore(Protocol):
+    """Tasks by (tenant, user, task id): another user's or tenant's id is not found.
+    Never evicted: a task lives until it is deleted (archived ones included)."""
+
+    async def get(self, tenant: str, user: str, task_id: str) -> TaskRecord | None: ...
+
+    async def create(self, record: TaskRecord, max_tasks_per_user: int) -> TaskCreated: ...
+
+    async def replace(self, record: TaskRecord, expected_revision: int) -> bool:
+        """Write `record` only if the stored one still has `expected_revision`; False
+        (nothing written) when it changed or is gone."""
+        ...
+
+    async def delete(self, tenant: str, user: str, task_id: str) -> bool: ...
+
+    async def list(
+        self, tenant: str, user: str, status: TaskStatus | None = None
+    ) -> list[TaskRecord]:
+        """The user's tasks, most recently updated first (at most the per-user cap)."""
         ...
 
     async def close(self) -> None: ...

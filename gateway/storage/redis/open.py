@@ -15,6 +15,7 @@ from gateway.storage.redis.backend import RedisBackend
 from gateway.storage.redis.memory import RedisMemoryStore
 from gateway.storage.redis.responses import RedisResponseStore
 from gateway.storage.redis.sessions import RedisSessionStore
+from gateway.storage.redis.tasks import RedisTaskStore
 
 
 async def open_redis_storage(
@@ -61,4 +62,5 @@ async def open_redis_storage(
         ledger=ledger,
         adaptive=RedisAdaptiveStore(backend),
         responses=RedisResponseStore(backend),
+        tasks=RedisTaskStore(backend),
     )

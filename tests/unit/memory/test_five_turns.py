@@ -138,10 +138,11 @@ async def test_a_short_turn_carries_what_the_session_gathered(service: MemorySer
     assert "managed Kafka" in lines[1]
     assert "Tuesday mornings" in lines[2]
     assert "coffee machine" not in final
-    # Placed right after the app's own system prompt, before the conversation.
+    # Placed just before the last user turn (policy memory.placement, default
+    # before_last_user): the system prompt and earlier turns stay a stable prefix.
     forwarded = bodies[4]["messages"]
     assert forwarded[0] == {"role": "system", "content": "You are a planner."}
-    assert forwarded[1]["content"] == final
+    assert forwarded[-2]["content"] == final
     assert forwarded[-1] == {"role": "user", "content": TURN_5}
     assert records[4].memory_items == 3
     assert 0 < records[4].memory_tokens <= POLICY.memory.max_memory_tokens
