@@ -24,6 +24,7 @@ from gateway.api import (
     messages,
     models,
     responses_api,
+    tool_cache,
 )
 from gateway.api.errors import install_error_handlers
 from gateway.api.request_id import RequestIdMiddleware
@@ -92,6 +93,7 @@ def create_app(
         messages.router,
         completions_legacy.router,
         responses_api.router,
+        tool_cache.router,
     ):
         app.include_router(router)
     if config.server.cors_allow_origins:
@@ -100,7 +102,7 @@ def create_app(
         app.add_middleware(
             CORSMiddleware,
             allow_origins=list(config.server.cors_allow_origins),
-            allow_methods=["GET", "POST", "DELETE"],
+            allow_methods=["GET", "POST", "PUT", "DELETE"],
             allow_headers=["*"],
             expose_headers=["x-request-id", "x-gateway-cache", "x-gateway-cache-reason"],
         )

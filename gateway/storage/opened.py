@@ -15,6 +15,7 @@ from gateway.storage.protocols import (
     MemoryStore,
     ResponseStore,
     SessionStore,
+    ToolCacheStore,
     VectorIndex,
 )
 
@@ -48,3 +49,5 @@ class Storage:
     adaptive: AdaptiveCounterStore
     # The Responses API's stored responses (per tenant, with a TTL).
     responses: ResponseStore
+    # The agents' tool-result cache (per tenant, TTL per entry, capped).
+    tool_cache: ToolCacheStore

@@ -20,6 +20,7 @@ import numpy.typing as npt
 from gateway.cache.purge import PurgeFilter
 from gateway.errors import GatewayInternalError
 from gateway.memory.records import MemoryRecord, MemoryScope
+from gateway.toolcache.records import ToolCacheEntry, ToolCacheFilter
 
 Vector = npt.NDArray[np.float32]
 # scope -> field -> value (the adaptive counters)
@@ -313,6 +314,28 @@ class ResponseStore(Protocol):
 
     async def delete(self, tenant: str, response_id: str) -> bool:
         """Whether there was one to delete."""
+        ...
+
+    async def close(self) -> None: ...
+
+
+# The tool-result cache for agents.
+
+
+class ToolCacheStore(Protocol):
+    """Tool results by (tenant, key), each with its own expiry; capped like the
+    response caches (`capacity.tool_cache`, least recently used first)."""
+
+    async def get(self, tenant: str, key: str) -> ToolCacheEntry | None:
+        """None when absent, expired, or another tenant's; a hit counts as a use."""
+        ...
+
+    async def put(self, entry: ToolCacheEntry) -> None:
+        """Stored until `entry.expires_at`, replacing the key's earlier result."""
+        ...
+
+    async def delete(self, tool_filter: ToolCacheFilter) -> int:
+        """Remove the tenant's entries that match; returns how many."""
         ...
 
     async def close(self) -> None: ...

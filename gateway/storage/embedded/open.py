@@ -12,6 +12,7 @@ from gateway.storage.embedded.adaptive import SQLiteAdaptiveStore
 from gateway.storage.embedded.exact import SQLiteExactCache
 from gateway.storage.embedded.memory import open_embedded_memory
 from gateway.storage.embedded.responses import SQLiteResponseStore
+from gateway.storage.embedded.tool_cache import SQLiteToolCache
 from gateway.storage.embedded.vectors import EmbeddedVectorIndex
 from gateway.storage.opened import FlightStores, Storage
 
@@ -29,6 +30,7 @@ async def open_embedded_storage(
     )
     adaptive = await SQLiteAdaptiveStore.open(settings.path)
     responses = await SQLiteResponseStore.open(settings.path)
+    tool_cache = await SQLiteToolCache.open(settings.path, capacity.tool_cache, ledger)
 
     async def describe() -> dict[str, Any]:
         available = (
@@ -36,10 +38,12 @@ async def open_embedded_storage(
             and await vectors.ping()
             and await memory_db.ping()
             and await responses.ping()
+            and await tool_cache.ping()
         )
         return {"backend": "embedded", "available": available}
 
     async def close() -> None:
+        await tool_cache.close()
         await responses.close()
         await adaptive.close()
         await memory_db.close()
@@ -52,6 +56,7 @@ async def open_embedded_storage(
             + await vectors.sweep_expired()
             + await sessions.sweep_expired()
             + await responses.sweep_expired()
+            + await tool_cache.sweep_expired()
         )
 
     return Storage(
@@ -68,4 +73,5 @@ async def open_embedded_storage(
         ledger=ledger,
         adaptive=adaptive,
         responses=responses,
+        tool_cache=tool_cache,
     )
