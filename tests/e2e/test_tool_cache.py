@@ -91,6 +91,12 @@ def test_put_then_lookup_hits_by_canonical_key(gateway: RunningGateway) -> None:
     assert body["result"] == result and body["key"] == put_key
     assert 0 <= body["age_seconds"] < 60 and body["expires_at"] > body["stored_at"]
     assert hit.headers["x-gateway-cache"] == "hit"
+    without_v1 = httpx.post(
+        f"{gateway.url}/tool-cache/lookup",
+        json=respelt,
+        headers={"authorization": f"Bearer {TENANT_KEYS['acme']}"},
+    )
+    assert without_v1.json()["key"] == put_key
     shown = _api(gateway, "POST", "/key", json=respelt).json()
     assert shown["key"] == put_key and '"limit":10' in shown["canonical"]
 
