@@ -194,6 +194,16 @@ def test_tenants_never_share_entries(gateway: RunningGateway) -> None:
     everything = _api(gateway, "DELETE", "", tenant="globex", json={"all": True})
     assert everything.json()["deleted"] == 0
     assert _lookup(gateway, call).json()["result"] == {"secret": "acme's"}
+    # An admin key acts for the tenant it names, and must name one.
+    admin = {"authorization": f"Bearer {ADMIN_KEY}"}
+    as_admin = httpx.post(
+        f"{gateway.base_url}/tool-cache/lookup",
+        json=call,
+        headers={**admin, "x-gateway-tenant": "acme"},
+    )
+    assert as_admin.json()["result"] == {"secret": "acme's"}
+    unnamed = httpx.post(f"{gateway.base_url}/tool-cache/lookup", json=call, headers=admin)
+    _error(unnamed, 400, "tenant_required")
     # A tenant key cannot name another tenant.
     forbidden = _lookup(gateway, call, tenant="globex", headers={"x-gateway-tenant": "acme"})
     _error(forbidden, 403, "forbidden")
@@ -248,7 +258,7 @@ def test_policy_caps_ttl_and_result_size_and_capacity_evicts(
     gateway, _ = gateway_with_policies(
         start_gateway,
         tmp_path,
-        {"default.yaml": policy},
+        {"default.yaml": policy, "tenant.globex.yaml": "tool_cache:\n  enabled: false\n"},
         capacity={"tool_cache": {"max_entries_per_tenant": 2}},
     )
     call = _call()
@@ -266,9 +276,10 @@ def test_policy_caps_ttl_and_result_size_and_capacity_evicts(
     _error(_lookup(gateway, second), 404, "tool_cache_miss")
     assert _lookup(gateway, first).status_code == 200
     assert _lookup(gateway, third).status_code == 200
-    # Another tenant's entries do not count against acme's cap.
-    assert _put(gateway, _call(), {"n": 4}, tenant="globex").status_code == 201
-    assert _lookup(gateway, first).status_code == 200
+    # globex's policy turns the cache off; deleting still works.
+    _error(_put(gateway, _call(), {"n": 4}, tenant="globex"), 403, "tool_cache_disabled")
+    _error(_lookup(gateway, first, tenant="globex"), 403, "tool_cache_disabled")
+    assert _api(gateway, "DELETE", "", tenant="globex", json={"all": True}).status_code == 200
     capacity = _admin(gateway, "/admin/stats").json()["capacity"]["stores"]["tool_cache"]
     assert capacity["evictions"]["tenant_capacity"] == 1
     assert capacity["limits"]["max_entries_per_tenant"] == 2
