@@ -25,6 +25,7 @@ from gateway.api import (
     models,
     responses_api,
     tasks,
+    tool_cache,
 )
 from gateway.api.errors import install_error_handlers
 from gateway.api.request_id import RequestIdMiddleware
@@ -94,6 +95,7 @@ def create_app(
         completions_legacy.router,
         responses_api.router,
         tasks.router,
+        tool_cache.router,
     ):
         app.include_router(router)
     if config.server.cors_allow_origins:
@@ -102,7 +104,7 @@ def create_app(
         app.add_middleware(
             CORSMiddleware,
             allow_origins=list(config.server.cors_allow_origins),
-            allow_methods=["GET", "POST", "DELETE"],
+            allow_methods=["GET", "POST", "PUT", "DELETE"],
             allow_headers=["*"],
             expose_headers=["x-request-id", "x-gateway-cache", "x-gateway-cache-reason"],
         )

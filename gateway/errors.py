@@ -17,6 +17,10 @@ GatewayError                         any error a client may see
 ├── MemoryLimitReached       409     invalid_request_error / memory_limit_reached
 ├── IdempotencyKeyReused     422     invalid_request_error / idempotency_key_reused
 ├── StoreUnavailableResponse 503     server_error / store_unavailable
+├── ToolCacheMiss            404     invalid_request_error / tool_cache_miss
+├── ToolCacheDisabled        403     permission_error / tool_cache_disabled
+├── ToolResultRefused        422     invalid_request_error / tool_result_is_error
+├── ToolResultTooLarge       413     invalid_request_error / tool_result_too_large
 └── UpstreamError            429/502/504/4xx  raised by providers/ after mapping
                                      litellm's exceptions; never carries upstream text
                                      that could hold a secret.
@@ -155,6 +159,31 @@ class StoreUnavailableResponse(
 ):
     """A store the request needs is down and its policy fails closed: the HTTP answer to
     the internal `gateway.storage.protocols.StoreUnavailable`."""
+
+
+class ToolCacheMiss(
+    GatewayError, status_code=404, error_type="invalid_request_error", code="tool_cache_miss"
+):
+    """No fresh result under the key: the agent calls its tool (and may put the result)."""
+
+
+class ToolCacheDisabled(
+    GatewayError, status_code=403, error_type="permission_error", code="tool_cache_disabled"
+):
+    """The tenant's policy turns the tool-result cache off (`tool_cache.enabled`)."""
+
+
+class ToolResultRefused(
+    GatewayError, status_code=422, error_type="invalid_request_error", code="tool_result_is_error"
+):
+    """A put of an error result (`status` >= 400, `is_error`, or a result that says it is
+    an error): errors are never cached."""
+
+
+class ToolResultTooLarge(
+    GatewayError, status_code=413, error_type="invalid_request_error", code="tool_result_too_large"
+):
+    """The result is larger than the policy's `tool_cache.max_result_bytes`."""
 
 
 class UpstreamError(

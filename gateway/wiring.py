@@ -51,6 +51,8 @@ from gateway.telemetry.exports import (
 from gateway.telemetry.hit_rate_alert import HitRateDropMonitor
 from gateway.telemetry.metrics import GatewayMetrics
 from gateway.telemetry.recorder import CostEstimator, DecisionRecorder
+from gateway.toolcache.service import ToolCacheService
+from gateway.toolcache.stats import ToolCacheStats
 
 logger = logging.getLogger(__name__)
 
@@ -146,6 +148,7 @@ class Services:
     adaptive: AdaptiveStats
     shadow: ShadowVerifier
     prompt_tokens: PromptTokens  # `POST /v1/messages/count_tokens`
+    tool_cache: ToolCacheService  # `/v1/tool-cache`
     exit_stack: AsyncExitStack = field(repr=False, compare=False)
 
     async def aclose(self) -> None:
@@ -263,6 +266,12 @@ def _pipeline(
     )
 
 
+def _tool_cache(storage: Storage, metrics: GatewayMetrics) -> ToolCacheService:
+    stats = ToolCacheStats()
+    stats.export(metrics)
+    return ToolCacheService(storage.tool_cache, stats, on_store_failure=metrics.store_failure)
+
+
 def _export_metrics(policies: PolicyStore, stores: _Stores, observers: _Observers) -> None:
     metrics = observers.metrics
     export_audit(metrics, observers.auditor)
@@ -361,6 +370,7 @@ async def build_services(
             adaptive=stores.adaptive,
             shadow=observers.shadow,
             prompt_tokens=PromptTokens(tokenizers, limits),
+            tool_cache=_tool_cache(stores.storage, observers.metrics),
             exit_stack=stack.pop_all(),
         )
     raise AssertionError("unreachable: the block returns or raises")

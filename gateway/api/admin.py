@@ -1,7 +1,8 @@
 """Admin API (admin keys only: 401 without a valid key, 403 for a tenant key):
 
     GET  /admin/stats               totals, reasons, latency, timeline, audit, memory,
-                                    capacity (entries, bytes, caps, evictions per store)
+                                    capacity (entries, bytes, caps, evictions per store),
+                                    tool_cache (lookups, puts, deletes per tenant)
     GET  /admin/decisions?limit=N   the most recent decision records, newest first
     GET  /admin/policies            active policies, their sources, the last reload error
     POST /admin/policies/reload     reload now (the watcher also reloads on change)
@@ -55,6 +56,7 @@ async def stats(request: Request, services: AdminServices) -> Response:
     body["audit"] = services.auditor.estimates()
     body["storage"] = await services.storage.describe()
     body["capacity"] = capacity_snapshot(services.storage.ledger, services.config.capacity)
+    body["tool_cache"] = services.tool_cache.stats.snapshot()
     body["adaptive"] = {
         "tenants": tenant_rows(
             services.adaptive, lambda tenant: services.policies.resolve(tenant, "")

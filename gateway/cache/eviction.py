@@ -62,6 +62,7 @@ def capacity_snapshot(ledger: CapacityLedger, settings: CapacitySettings) -> dic
         "exact": settings.exact_cache,
         "semantic": settings.semantic_index,
         "sessions": settings.sessions,
+        "tool_cache": settings.tool_cache,
     }
     usage = ledger.usage()
     evictions = ledger.evictions()

@@ -55,6 +55,10 @@ def _sessions_default() -> StoreLimits:
     return StoreLimits(max_entries=100_000, max_bytes=256 * _MiB)
 
 
+def _tool_cache_default() -> StoreLimits:
+    return StoreLimits(max_entries=100_000, max_bytes=256 * _MiB)
+
+
 def _memories_default() -> StoreLimits:
     return StoreLimits(max_entries=1_000_000, max_bytes=4096 * _MiB)
 
@@ -65,6 +69,9 @@ class CapacitySettings(BaseModel):
     exact_cache: StoreLimits = Field(default_factory=StoreLimits)
     semantic_index: StoreLimits = Field(default_factory=_semantic_default)
     sessions: StoreLimits = Field(default_factory=_sessions_default)
+    # The agents' tool-result cache (`/v1/tool-cache`): capped and evicted like the
+    # stores above.
+    tool_cache: StoreLimits = Field(default_factory=_tool_cache_default)
     # Caps that refuse writes instead of evicting (memories are user data).
     memories: StoreLimits = Field(default_factory=_memories_default)
     # Distinct `x-gateway-namespace` values one tenant may use at a time (per gateway

@@ -16,6 +16,7 @@ from gateway.storage.protocols import (
     ResponseStore,
     SessionStore,
     TaskStore,
+    ToolCacheStore,
     VectorIndex,
 )
 
@@ -51,3 +52,5 @@ class Storage:
     responses: ResponseStore
     # Task state (`/v1/tasks`, `x-gateway-task`).
     tasks: TaskStore
+    # The agents' tool-result cache (per tenant, TTL per entry, capped).
+    tool_cache: ToolCacheStore

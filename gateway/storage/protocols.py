@@ -21,6 +21,7 @@ from gateway.cache.purge import PurgeFilter
 from gateway.errors import GatewayInternalError
 from gateway.memory.records import MemoryRecord, MemoryScope
 from gateway.tasks.records import TaskRecord, TaskStatus
+from gateway.toolcache.records import ToolCacheEntry, ToolCacheFilter
 
 Vector = npt.NDArray[np.float32]
 # scope -> field -> value (the adaptive counters)
@@ -345,6 +346,26 @@ class TaskStore(Protocol):
         self, tenant: str, user: str, status: TaskStatus | None = None
     ) -> list[TaskRecord]:
         """The user's tasks, most recently updated first (at most the per-user cap)."""
+        ...
+
+
+# The tool-result cache for agents.
+
+
+class ToolCacheStore(Protocol):
+    """Tool results by (tenant, key), each with its own expiry; capped like the
+    response caches (`capacity.tool_cache`, least recently used first)."""
+
+    async def get(self, tenant: str, key: str) -> ToolCacheEntry | None:
+        """None when absent, expired, or another tenant's; a hit counts as a use."""
+        ...
+
+    async def put(self, entry: ToolCacheEntry) -> None:
+        """Stored until `entry.expires_at`, replacing the key's earlier result."""
+        ...
+
+    async def delete(self, tool_filter: ToolCacheFilter) -> int:
+        """Remove the tenant's entries that match; returns how many."""
         ...
 
     async def close(self) -> None: ...

@@ -3,7 +3,8 @@ indexes; one process, nothing else running."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Awaitable, Callable
+from typing import Any, Protocol
 
 from gateway.cache.eviction import CapacityLedger
 from gateway.cache.limits import CapacitySettings
@@ -13,8 +14,48 @@ from gateway.storage.embedded.exact import SQLiteExactCache
 from gateway.storage.embedded.memory import open_embedded_memory
 from gateway.storage.embedded.responses import SQLiteResponseStore
 from gateway.storage.embedded.tasks import SQLiteTaskStore
+from gateway.storage.embedded.tool_cache import SQLiteToolCache
 from gateway.storage.embedded.vectors import EmbeddedVectorIndex
 from gateway.storage.opened import FlightStores, Storage
+
+
+class _Pings(Protocol):
+    async def ping(self) -> bool: ...
+
+
+class _Sweeps(Protocol):
+    async def sweep_expired(self) -> int: ...
+
+
+class _Closes(Protocol):
+    async def close(self) -> None: ...
+
+
+def _operations(
+    pinged: tuple[_Pings, ...], swept: tuple[_Sweeps, ...], closed: tuple[_Closes, ...]
+) -> tuple[
+    Callable[[], Awaitable[dict[str, Any]]],
+    Callable[[], Awaitable[None]],
+    Callable[[], Awaitable[int]],
+]:
+    """The backend's /readyz description, close and expiry sweep over its stores."""
+
+    async def describe() -> dict[str, Any]:
+        available = True
+        for store in pinged:
+            if not await store.ping():
+                available = False
+                break
+        return {"backend": "embedded", "available": available}
+
+    async def close() -> None:
+        for store in closed:
+            await store.close()
+
+    async def sweep() -> int:
+        return sum([await store.sweep_expired() for store in swept])
+
+    return describe, close, sweep
 
 
 async def open_embedded_storage(
@@ -31,33 +72,23 @@ async def open_embedded_storage(
     adaptive = await SQLiteAdaptiveStore.open(settings.path)
     responses = await SQLiteResponseStore.open(settings.path)
     tasks = await SQLiteTaskStore.open(settings.path)
+    tool_cache = await SQLiteToolCache.open(settings.path, capacity.tool_cache, ledger)
 
-    async def describe() -> dict[str, Any]:
-        available = (
-            await exact.ping()
-            and await vectors.ping()
-            and await memory_db.ping()
-            and await responses.ping()
-            and await tasks.ping()
-        )
-        return {"backend": "embedded", "available": available}
+    # Every database is pinged for /readyz, the expiring tables are swept, and all close
+    # newest first (what was opened last may depend on what was opened before it).
+    pinged: tuple[_Pings, ...] = (exact, vectors, memory_db, responses, tasks, tool_cache)
+    swept: tuple[_Sweeps, ...] = (exact, vectors, sessions, responses, tool_cache)
+    closed: tuple[_Closes, ...] = (
+        tasks,
+        tool_cache,
+        responses,
+        adaptive,
+        memory_db,
+        vectors,
+        exact,
+    )
 
-    async def close() -> None:
-        await tasks.close()
-        await responses.close()
-        await adaptive.close()
-        await memory_db.close()
-        await vectors.close()
-        await exact.close()
-
-    async def sweep() -> int:
-        return (
-            await exact.sweep_expired()
-            + await vectors.sweep_expired()
-            + await sessions.sweep_expired()
-            + await responses.sweep_expired()
-        )
-
+    describe, close, sweep = _operations(pinged, swept, closed)
     return Storage(
         backend="embedded",
         exact=exact,
@@ -73,4 +104,5 @@ async def open_embedded_storage(
         adaptive=adaptive,
         responses=responses,
         tasks=tasks,
+        tool_cache=tool_cache,
     )

@@ -134,6 +134,11 @@ class RedisBackend:
             self.connection, self.prefix, "sessions", self.capacity.sessions, self.ledger
         )
 
+    def store_capacity(self, store: str, limits: StoreLimits) -> RedisCapacity:
+        """The Redis-kept caps of a store added on this connection (its books under
+        `<prefix>:capacity:<store>`)."""
+        return _store_capacity(self.connection, self.prefix, store, limits, self.ledger)
+
     def key(self, *parts: str) -> str:
         """`<prefix>:<part>:<part>...`, each part escaped so that no two tuples of
         parts share a key. Start with the store's name: key("memory", tenant, user)."""

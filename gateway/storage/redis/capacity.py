@@ -260,6 +260,30 @@ class RedisCapacity:
             await self.refresh_usage()
         return reaped
 
+    async def tenant_members(self, tenant: str) -> list[Any]:
+        """The Redis keys of every entry the books hold for `tenant` (ZSCAN of its LRU
+        set: the tenant's entries, not the whole keyspace)."""
+        order = f"{self.base_key}:lru:{escape_key_part(tenant)}"
+
+        async def _scan(client: Redis) -> list[Any]:
+            return [member async for member, _score in client.zscan_iter(order, count=_SWEEP_BATCH)]
+
+        members: list[Any] = await self._connection.run(_scan)
+        return members
+
+    async def forget_gone(self, members: Sequence[Any]) -> None:
+        """Drop the accounting of `members` whose keys are gone (just deleted), so the
+        totals are right before the next sweep."""
+        for start in range(0, len(members), _SWEEP_BATCH):
+            batch = list(members[start : start + _SWEEP_BATCH])
+
+            async def _reap(client: Redis, batch: list[Any] = batch) -> Any:
+                return await self._reap(keys=[], args=[self.base_key, *batch], client=client)
+
+            _count, entries, size = await self._connection.run(_reap)
+            if self._ledger is not None:
+                self._ledger.set_usage(self._store, max(int(entries), 0), max(int(size), 0))
+
     async def refresh_usage(self) -> None:
         """The store's totals as Redis has them (every replica's writes)."""
         usage = f"{self.base_key}:usage"

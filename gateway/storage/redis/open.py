@@ -16,6 +16,7 @@ from gateway.storage.redis.memory import RedisMemoryStore
 from gateway.storage.redis.responses import RedisResponseStore
 from gateway.storage.redis.sessions import RedisSessionStore
 from gateway.storage.redis.tasks import RedisTaskStore
+from gateway.storage.redis.tool_cache import RedisToolCache
 
 
 async def open_redis_storage(
@@ -35,6 +36,11 @@ async def open_redis_storage(
     )
     memories = RedisMemoryStore(backend, capacity.memories)
     sessions = RedisSessionStore(backend, backend.sessions_capacity())
+    tool_cache = RedisToolCache(
+        backend.connection,
+        backend.prefix,
+        backend.store_capacity("tool_cache", capacity.tool_cache),
+    )
 
     async def sweep() -> int:
         # Redis expires the entries itself; this drops their bookkeeping.
@@ -42,6 +48,7 @@ async def open_redis_storage(
             await backend.exact.sweep_expired()
             + await backend.semantic.sweep_expired()
             + await sessions.sweep_expired()
+            + await tool_cache.sweep_expired()
         )
 
     async def describe() -> dict[str, Any]:
@@ -63,4 +70,5 @@ async def open_redis_storage(
         adaptive=RedisAdaptiveStore(backend),
         responses=RedisResponseStore(backend),
         tasks=RedisTaskStore(backend),
+        tool_cache=tool_cache,
     )
