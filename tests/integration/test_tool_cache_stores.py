@@ -44,8 +44,15 @@ async def opened(
     else:
         server: RedisServer = request.getfixturevalue("redis_server")
         connection = RedisConnection(server.url)
+        # The books' clock is the test's too: with the real one, writes and touches
+        # within one millisecond tie, and the LRU order falls back to the key names.
         capacity = RedisCapacity(
-            connection, f"{prefix}:capacity:tool_cache", "tool_cache", LIMITS, ledger
+            connection,
+            f"{prefix}:capacity:tool_cache",
+            "tool_cache",
+            LIMITS,
+            ledger,
+            clock=lambda: now[0],
         )
         store = RedisToolCache(connection, prefix, capacity, clock=lambda: now[0])
     yield Opened(store, ledger, now, request.param)
