@@ -17,7 +17,11 @@ from typing import Any
 
 from gateway.errors import StoreUnavailableResponse
 from gateway.memory.capture import extract_statements
-from gateway.memory.inject import build_block, insert_after_system_prompt
+from gateway.memory.inject import (
+    build_block,
+    insert_after_system_prompt,
+    procedural_candidate,
+)
 from gateway.memory.limits import ModelLimits
 from gateway.memory.records import MemoryScope
 from gateway.memory.retrieval import ScopeIndex, ScoredMemory
@@ -111,9 +115,13 @@ class MemoryStage:
                 candidates = turn.to_inject
             else:
                 candidates = [from_retrieval(s) for s in retrieved][: policy.session.inject_top_n]
-        if candidates:
+        # Procedural memories are never ranked: every current one goes first, in order.
+        pinned = [procedural_candidate(record) for record in index.procedural]
+        if not policy.procedural_budget_tokens:
+            pinned = []
+        if candidates or pinned:
             with timings.timed("memory_inject"):
-                injected = self._inject(request, draft, policy, messages, candidates)
+                injected = self._inject(request, draft, policy, messages, candidates, pinned)
             if injected:
                 await self._service.touch(request.tenant, injected)
         if policy.capture.enabled and query:
@@ -140,17 +148,19 @@ class MemoryStage:
         policy: MemoryPolicy,
         messages: list[dict[str, Any]],
         candidates: list[MemoryCandidate],
+        pinned: list[MemoryCandidate],
     ) -> list[str]:
         """Injects what fits; returns the ids of the memories injected."""
         counter = self._tokenizers.for_model(self._limits.tokenizer_model(request.model))
         window = self._limits.context_window(request.model, policy.default_context_window_tokens)
         reserve = _requested_output_tokens(request.body) or policy.reserve_output_tokens
         room = window - counter.count_messages(messages) - reserve
-        budget = min(policy.max_memory_tokens, room)
+        pinned_budget = policy.procedural_budget_tokens if pinned else 0
+        budget = min(policy.max_memory_tokens + pinned_budget, room)
         if budget <= 0:
             draft.note = "no_room_in_context"
             return []
-        block = build_block(candidates, counter, budget)
+        block = build_block(candidates, counter, budget, pinned, pinned_budget)
         if block.message is None:
             draft.note = "nothing_fits_budget"
             return []
