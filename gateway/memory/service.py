@@ -219,7 +219,7 @@ class MemoryService:
                 raise MemoryRejected(index, verdict)
             kind = infer_kind(item.kind, item.valid_from, item.valid_to, item.occurred_at)
             key = item.key
-            if key is None and kind == "semantic" and item.supersede:
+            if key is None and kind == "semantic":
                 key = rule_key(item.content)
             records.append(
                 MemoryRecord(
