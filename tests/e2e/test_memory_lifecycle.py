@@ -4,6 +4,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import uuid
 from pathlib import Path
 from typing import Any
@@ -276,3 +279,18 @@ def test_retention_evicts_on_cleanup(start_gateway: GatewayFactory, tmp_path: Pa
         "Standup on 03.",
     ]
     assert cleanup(ADMIN_KEY, {}).json()["deleted"] == 0
+    # The command line asks the running gateway the same.
+    _add(gateway, user, content="Standup on 04.", occurred_at="2026-05-04")
+    command = [sys.executable, "-m", "gateway", "memory", "cleanup", "--url", gateway.url]
+    ran = subprocess.run(
+        [*command, "--tenant", "acme"],
+        env={**os.environ, "GATEWAY_ADMIN_KEY": ADMIN_KEY},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert ran.returncode == 0, ran.stderr
+    assert orjson.loads(ran.stdout) == {"object": "memory.cleanup", "deleted": 1}
+    refused = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
+    assert refused.returncode == 1 and "401" in refused.stderr
