@@ -308,6 +308,9 @@ def _start_background_tasks(
             storage.sweep,
             MemoryLifecycle(memory),
             lambda tenant: policies.resolve(tenant, "").memory,
+            lambda: any(
+                policy.memory.retention.limited for policy in policies.policies.policies.values()
+            ),
         )
     sweeper = start_sweeper(sweep, config.capacity.sweep_interval_seconds)
     # Stopped in reverse: the policy watcher first, then the sweeper.

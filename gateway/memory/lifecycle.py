@@ -109,11 +109,16 @@ def sweep_with_cleanup(
     sweep: Callable[[], Awaitable[int]],
     lifecycle: MemoryLifecycle,
     policy_for: Callable[[str], MemoryPolicy],
+    any_retention: Callable[[], bool],
 ) -> Callable[[], Awaitable[int]]:
-    """The background sweep, then the memory retention clean-up: what both removed."""
+    """The background sweep, then the memory retention clean-up: what both removed.
+    The clean-up is skipped while no policy sets a retention rule (the default): it
+    would list every user of the store (on Redis a SCAN) to delete nothing."""
 
     async def _sweep() -> int:
         removed = await sweep()
-        return removed + await lifecycle.cleanup(policy_for)
+        if any_retention():
+            removed += await lifecycle.cleanup(policy_for)
+        return removed
 
     return _sweep

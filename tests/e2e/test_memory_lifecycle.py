@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 import uuid
 from pathlib import Path
 from typing import Any
@@ -294,3 +295,22 @@ def test_retention_evicts_on_cleanup(start_gateway: GatewayFactory, tmp_path: Pa
     assert orjson.loads(ran.stdout) == {"object": "memory.cleanup", "deleted": 1}
     refused = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
     assert refused.returncode == 1 and "401" in refused.stderr
+
+
+def test_the_background_sweep_applies_retention(
+    start_gateway: GatewayFactory, tmp_path: Path
+) -> None:
+    policy = "memory:\n  retention:\n    episodic:\n      max_count_per_user: 1\n"
+    gateway, _ = gateway_with_policies(
+        start_gateway,
+        tmp_path,
+        {"default.yaml": policy},
+        capacity={"sweep_interval_seconds": 0.2},
+    )
+    user = f"u-{uuid.uuid4().hex[:8]}"
+    for day in ("01", "02", "03"):
+        _add(gateway, user, content=f"Retro on {day}.", occurred_at=f"2026-06-{day}")
+    deadline = time.monotonic() + 60
+    while len(_listed(gateway, user)) > 1 and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert [m["content"] for m in _listed(gateway, user)] == ["Retro on 03."]
