@@ -314,3 +314,41 @@ def test_the_background_sweep_applies_retention(
     while len(_listed(gateway, user)) > 1 and time.monotonic() < deadline:
         time.sleep(0.2)
     assert [m["content"] for m in _listed(gateway, user)] == ["Retro on 03."]
+
+
+def test_a_superseded_version_leaves_the_session_caches(
+    start_gateway: GatewayFactory, tmp_path: Path, upstream: FakeUpstream
+) -> None:
+    # Every retrieved item is admitted to the session, so the fact is cached at once.
+    gateway, _ = gateway_with_policies(
+        start_gateway, tmp_path, {"default.yaml": "memory:\n  session:\n    admit_min_score: 0.0\n"}
+    )
+    topic = uuid.uuid4().hex[:6]
+    user = f"u-{topic}"
+    old = _add(gateway, user, content=f"The standup for squad {topic} is at 9:15.")
+    client = client_for(gateway)
+
+    def turn(text: str) -> str:
+        client.chat.completions.create(
+            model="fake-model",
+            messages=[{"role": "user", "content": text}],
+            extra_headers={"x-gateway-user": user, "x-gateway-session": f"s-{topic}"},
+        )
+        for body in reversed(upstream.log.chat_bodies):
+            if any(text in str(m.get("content")) for m in body["messages"]):
+                return " ".join(str(m["content"]) for m in body["messages"] if is_memory_block(m))
+        raise AssertionError("the upstream never received the turn")
+
+    assert "9:15" in turn(f"When is the standup for squad {topic}?")
+    assert "9:15" in turn(f"ok, go on {uuid.uuid4().hex[:6]}")  # carried by the session
+    patched = _api(
+        gateway,
+        "PATCH",
+        f"/memories/{old['id']}",
+        params={"user": user},
+        json={"content": f"The standup for squad {topic} is at 10:30."},
+    )
+    assert patched.status_code == 200, patched.text
+    assert "9:15" not in turn(f"ok, go on {uuid.uuid4().hex[:6]}")
+    block = turn(f"When is the standup for squad {topic} now?")
+    assert "10:30" in block and "9:15" not in block
