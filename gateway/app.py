@@ -21,6 +21,7 @@ from gateway.api import (
     embeddings,
     health,
     memories,
+    memory_lifecycle,
     messages,
     models,
     responses_api,
@@ -87,6 +88,8 @@ def create_app(
         chat.router,
         models.router,
         embeddings.router,
+        # Before `memories.router`: `/v1/memories/export` is not a memory id.
+        memory_lifecycle.router,
         memories.router,
         admin.router,
         dashboard.router,

@@ -1,4 +1,5 @@
-"""Command line: `gateway serve`, `bench`, `eval`, `policy check` and `cache import`."""
+"""Command line: `gateway serve`, `bench`, `eval`, `policy check`, `cache import` and
+`memory cleanup`."""
 
 from __future__ import annotations
 
@@ -186,6 +187,12 @@ def _policy_check(args: argparse.Namespace) -> int:
     return run_check(Path(args.path))
 
 
+def _memory_cleanup(args: argparse.Namespace) -> int:
+    from gateway.memory.cleanup_command import run_cleanup
+
+    return run_cleanup(args.url, args.tenant, args.user)
+
+
 def _cache_import(args: argparse.Namespace) -> int:
     from pathlib import Path
 
@@ -355,6 +362,20 @@ def build_parser() -> argparse.ArgumentParser:
         help="progress lines on stderr even when it is not a terminal",
     )
     cache_import.set_defaults(handler=_cache_import)
+
+    memory_commands = _command_group(commands, "memory", "work with long-term memory")
+    cleanup = memory_commands.add_parser(
+        "cleanup",
+        help="apply the memory retention policies now, through a running gateway's "
+        "POST /admin/memories/cleanup (admin key from $GATEWAY_ADMIN_KEY); prints "
+        "how many memories went",
+    )
+    cleanup.add_argument(
+        "--url", default="http://127.0.0.1:8080", help="the gateway (default %(default)s)"
+    )
+    cleanup.add_argument("--tenant", help="only this tenant (default: every tenant)")
+    cleanup.add_argument("--user", help="only this user of --tenant")
+    cleanup.set_defaults(handler=_memory_cleanup)
 
     key_commands = _command_group(commands, "key", "work with API keys")
     hash_key = key_commands.add_parser(

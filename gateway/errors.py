@@ -140,6 +140,12 @@ class MemoryRejectedResponse(
     to `gateway.memory.service.MemoryRejected`."""
 
 
+class MemorySuperseded(
+    GatewayError, status_code=409, error_type="invalid_request_error", code="memory_superseded"
+):
+    """A new version of a memory that already has one: revise the current version."""
+
+
 class MemoryLimitReached(
     GatewayError, status_code=409, error_type="invalid_request_error", code="memory_limit_reached"
 ):

@@ -25,6 +25,7 @@ from gateway.cache.sweeper import start_sweeper, stop_sweeper
 from gateway.classify.classifier import RequestClassifier
 from gateway.embed.protocol import Embedder
 from gateway.entities.entities import EntityComparator
+from gateway.memory.lifecycle import MemoryLifecycle, sweep_with_cleanup
 from gateway.memory.limits import ModelLimits, model_limits
 from gateway.memory.service import MemoryService
 from gateway.memory.tokens import Tokenizers
@@ -305,14 +306,29 @@ async def _open_stores(
 
 
 def _start_background_tasks(
-    stack: AsyncExitStack, config: GatewayConfig, policies: PolicyStore, storage: Storage
+    stack: AsyncExitStack,
+    config: GatewayConfig,
+    policies: PolicyStore,
+    storage: Storage,
+    memory: MemoryService | None = None,
 ) -> None:
     # Policy files are re-read within a couple of seconds of an edit; a broken edit
     # leaves the previous policies active (see gateway/policy/loader.py).
     policy_watcher = asyncio.create_task(
         policies.watch(interval_seconds=config.policy_reload_seconds), name="policy-watcher"
     )
-    sweeper = start_sweeper(storage.sweep, config.capacity.sweep_interval_seconds)
+    sweep = storage.sweep
+    if memory is not None:
+        # The same sweep applies the memory retention policies (`memory.retention`).
+        sweep = sweep_with_cleanup(
+            storage.sweep,
+            MemoryLifecycle(memory),
+            lambda tenant: policies.resolve(tenant, "").memory,
+            lambda: any(
+                policy.memory.retention.limited for policy in policies.policies.policies.values()
+            ),
+        )
+    sweeper = start_sweeper(sweep, config.capacity.sweep_interval_seconds)
     # Stopped in reverse: the policy watcher first, then the sweeper.
     stack.push_async_callback(stop_sweeper, sweeper)
     stack.push_async_callback(stop_watching, policy_watcher)
@@ -347,7 +363,7 @@ async def build_services(
         pipeline = _pipeline(
             config, upstream, components, policies, stores, limits, observers, tokenizers
         )
-        _start_background_tasks(stack, config, policies, stores.storage)
+        _start_background_tasks(stack, config, policies, stores.storage, stores.memory)
         logger.info(
             "gateway ready: %d models, storage=%s, policies from %s, auth=%s",
             len(config.model_names()),

@@ -1,5 +1,5 @@
 """The memory API: `POST/GET /v1/memories`, `GET/DELETE /v1/memories/{id}`,
-`POST /v1/memories/search`.
+`POST /v1/memories/search` (the lifecycle endpoints: `memory_lifecycle.py`).
 
 Scope: the tenant is the API key's, never the body's (an admin key names the tenant
 with `x-gateway-tenant`); the user comes from `x-gateway-user` or the body/query `user`.
@@ -31,16 +31,19 @@ from gateway.errors import (
     MemoryLimitReached,
     MemoryNotFound,
     MemoryRejectedResponse,
+    MemorySuperseded,
     StoreUnavailableResponse,
 )
-from gateway.memory.records import MemoryRecord, MemoryScope, parse_time
+from gateway.memory.records import MEMORY_KINDS, MemoryRecord, MemoryScope, parse_time
 from gateway.memory.service import MemoryRejected, MemoryService, NewMemory, WriteOnce
 from gateway.policy.models import MemoryPolicy
 from gateway.storage.protocols import (
     AlreadyWritten,
     QuotaExceeded,
     RecordedAnswer,
+    RecordFilter,
     StoreUnavailable,
+    SupersedeConflict,
 )
 from gateway.wiring import Services
 
@@ -127,7 +130,7 @@ async def create_memories(request: Request, services: AppServices) -> Response:
             "All items of one request must share one namespace.", param="namespace"
         )
     scope = MemoryScope(tenant, checked_identifier(user, "user"), namespaces.pop())
-    items = [_new_memory(item) for item in batch.items]
+    items = [new_memory(item) for item in batch.items]
     service = _service(services)
     policy = _policy(services, tenant)
     once = None
@@ -152,7 +155,19 @@ async def create_memories(request: Request, services: AppServices) -> Response:
         raise _limit_reached(exceeded) from None
     except AlreadyWritten as written:  # a concurrent request with the same key won
         return _replay(written.recorded, fingerprint)
+    except SupersedeConflict as conflict:
+        raise superseded_error(conflict, "supersedes") from None
     return Response(_created_body(records), status_code=201, media_type=JSON_MEDIA_TYPE)
+
+
+def superseded_error(conflict: SupersedeConflict, param: str) -> MemoryNotFound | MemorySuperseded:
+    if conflict.superseded_by is None:
+        return MemoryNotFound(f"No memory '{conflict.memory_id}'.", param=param)
+    return MemorySuperseded(
+        f"Memory '{conflict.memory_id}' was already superseded by "
+        f"'{conflict.superseded_by}'; revise the current version instead.",
+        param=param,
+    )
 
 
 def _created_body(records: Sequence[MemoryRecord]) -> bytes:
@@ -236,8 +251,14 @@ def _parse_create(raw: bytes) -> MemoryBatchIn:
     return MemoryBatchIn(items=[parse_body(raw, MemoryIn)[1]])
 
 
-def _new_memory(item: MemoryIn) -> NewMemory:
+def new_memory(item: MemoryIn) -> NewMemory:
     return NewMemory(
+        kind=item.kind,
+        key=item.key,
+        entity=item.entity,
+        occurred_at=parse_time(item.occurred_at) if item.occurred_at else None,
+        supersedes=item.supersedes,
+        supersede=item.supersede,
         content=item.content,
         source=item.source,
         tags=tuple(item.tags),
@@ -259,8 +280,11 @@ async def list_memories(request: Request, services: AppServices) -> Response:
     tag = request.query_params.get("tag")
     limit = bounded_int_param(request, "limit", DEFAULT_PAGE_SIZE, 1, MAX_PAGE_SIZE)
     offset = bounded_int_param(request, "offset", 0, 0, 10**9)
+    matches = _list_filter(request)
     async with _store_errors():
-        page = await _service(services).store.list_page(tenant, user, namespace, tag, limit, offset)
+        page = await _service(services).store.list_page(
+            tenant, user, namespace, tag, limit, offset, matches
+        )
     body: dict[str, Any] = {
         "object": "list",
         "data": [record.to_api() for record in page.records],
@@ -269,6 +293,39 @@ async def list_memories(request: Request, services: AppServices) -> Response:
     if page.has_more:
         body["next_offset"] = offset + len(page.records)
     return json_response(body)
+
+
+def bool_param(request: Request, name: str) -> bool:
+    value = request.query_params.get(name, "false").lower()
+    if value not in ("true", "false", "1", "0"):
+        raise InvalidRequest(f"'{name}' must be true or false.", param=name)
+    return value in ("true", "1")
+
+
+def kind_param(request: Request) -> str | None:
+    kind = request.query_params.get("kind")
+    if kind is not None and kind not in MEMORY_KINDS:
+        raise InvalidRequest(f"'kind' must be one of {', '.join(MEMORY_KINDS)}.", param="kind")
+    return kind
+
+
+def _list_filter(request: Request) -> RecordFilter:
+    """`key`, `entity` and `kind` read exactly; superseded versions only with
+    `include_superseded=true`."""
+    include_superseded = bool_param(request, "include_superseded")
+    key = request.query_params.get("key")
+    entity = request.query_params.get("entity")
+    kind = kind_param(request)
+
+    def matches(record: MemoryRecord) -> bool:
+        return (
+            (include_superseded or record.current)
+            and (key is None or record.key == key)
+            and (entity is None or record.entity == entity)
+            and (kind is None or record.kind == kind)
+        )
+
+    return matches
 
 
 async def _owned(request: Request, services: Services, memory_id: str) -> MemoryRecord:
@@ -309,9 +366,10 @@ async def search_memories(request: Request, services: AppServices) -> Response:
     user = _required_user(memory_user(request, parsed.user))
     namespace = parsed.namespace or scope_header(request, NAMESPACE_HEADER)
     scope = MemoryScope(tenant, user, namespace)
+    as_of = parse_time(parsed.as_of) if parsed.as_of else None
     async with _store_errors():
         results = await _service(services).search(
-            scope, parsed.query, parsed.top_k, _policy(services, tenant)
+            scope, parsed.query, parsed.top_k, _policy(services, tenant), now=as_of
         )
     return json_response(
         {

@@ -8,11 +8,12 @@ from typing import Any
 import orjson
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from gateway.memory.records import iso, parse_time
+from gateway.memory.records import MemoryKind, iso, parse_time
 
 MAX_CONTENT_CHARS = 8000
 MAX_BATCH_ITEMS = 100
 _MAX_METADATA_BYTES = 8192
+MAX_KEY_CHARS = 256
 
 
 class _StrictBody(BaseModel):
@@ -29,6 +30,13 @@ class MemoryIn(_StrictBody):
     created_at: str | None = None
     valid_from: str | None = None
     valid_to: str | None = None
+    # Kinds and versions (README, "Memory kinds and lifecycle").
+    kind: MemoryKind | None = None
+    key: str | None = Field(default=None, min_length=1, max_length=MAX_KEY_CHARS)
+    entity: str | None = Field(default=None, min_length=1, max_length=MAX_KEY_CHARS)
+    occurred_at: str | None = None
+    supersedes: str | None = Field(default=None, min_length=1, max_length=MAX_KEY_CHARS)
+    supersede: bool = True
 
     @field_validator("content")
     @classmethod
@@ -55,19 +63,10 @@ class MemoryIn(_StrictBody):
             raise ValueError(f"must serialise to at most {_MAX_METADATA_BYTES} bytes")
         return value
 
-    @field_validator("created_at", "valid_from", "valid_to")
+    @field_validator("created_at", "valid_from", "valid_to", "occurred_at")
     @classmethod
     def _iso_time(cls, value: str | None) -> str | None:
-        if value is not None:
-            try:
-                # Also as UTC: '9999-12-31T23:59-14:00' parses but is in year 10000,
-                # which could be stored but never shown again.
-                iso(parse_time(value))
-            except (ValueError, OverflowError, OSError):
-                raise ValueError(
-                    "must be an ISO-8601 date or date-time within years 1-9999 in UTC"
-                ) from None
-        return value
+        return checked_time(value)
 
     @model_validator(mode="after")
     def _valid_window(self) -> MemoryIn:
@@ -78,6 +77,19 @@ class MemoryIn(_StrictBody):
         ):
             raise ValueError("valid_to must be later than valid_from")
         return self
+
+
+def checked_time(value: str | None) -> str | None:
+    if value is not None:
+        try:
+            # Also as UTC: '9999-12-31T23:59-14:00' parses but is in year 10000,
+            # which could be stored but never shown again.
+            iso(parse_time(value))
+        except (ValueError, OverflowError, OSError):
+            raise ValueError(
+                "must be an ISO-8601 date or date-time within years 1-9999 in UTC"
+            ) from None
+    return value
 
 
 class MemoryBatchIn(_StrictBody):
@@ -93,3 +105,10 @@ class MemorySearchIn(_StrictBody):
     namespace: str | None = Field(default=None, min_length=1, max_length=256)
     query: str = Field(min_length=1, max_length=MAX_CONTENT_CHARS)
     top_k: int = Field(default=10, ge=1, le=100)
+    # Rank as of this time instead of now: which temporal facts hold, and recency.
+    as_of: str | None = None
+
+    @field_validator("as_of")
+    @classmethod
+    def _iso_time(cls, value: str | None) -> str | None:
+        return checked_time(value)

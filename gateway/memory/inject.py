@@ -15,7 +15,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal, Protocol
 
-from gateway.memory.session import MemoryCandidate
+from gateway.memory.records import MemoryRecord
+from gateway.memory.session import MemoryCandidate, Origin
+from gateway.memory.text import dedup_key
 
 MEMORY_ROLE = "user"
 # Short on purpose: it is paid from the memory budget on every injected turn.
@@ -75,25 +77,63 @@ def block_lines(content: str) -> list[str]:
     return inner.rsplit("\n" + MEMORY_CLOSE, 1)[0].splitlines()
 
 
-def build_block(
-    candidates: Sequence[MemoryCandidate], counter: Counter, budget_tokens: int
-) -> MemoryBlock:
-    """Best-scored lines first; a line that does not fit is skipped so that a shorter,
-    lower one may still fit. The result is counted as a whole, so the budget holds
-    exactly (BPE merges across line breaks cannot push it over)."""
-    empty = MemoryBlock(None, 0, [])
-    room = budget_tokens - frame_tokens(counter)
-    if room <= 0 or not candidates:
-        return empty
-    ordered = sorted(candidates, key=lambda candidate: -candidate.score)
+def procedural_candidate(record: MemoryRecord) -> MemoryCandidate:
+    """A procedural memory as a block line; never ranked, so no score of its own."""
+    return MemoryCandidate(
+        key=dedup_key(record.content),
+        content=record.content,
+        score=1.0,
+        origin=Origin.PROCEDURE,
+        memory_id=record.id,
+        created_at=record.created_at,
+    )
+
+
+def _pinned_lines(
+    pinned: Sequence[MemoryCandidate], counter: Counter, room: int
+) -> tuple[list[str], list[MemoryCandidate], int]:
+    """The pinned lines in their order, each that fits within `room` (one that does
+    not is skipped so that a later, shorter one may still fit)."""
     lines: list[str] = []
     included: list[MemoryCandidate] = []
     used = 0
+    for candidate in pinned:
+        line = memory_line(candidate)
+        cost = counter.count(line) + 1
+        if used + cost <= room:
+            lines.append(line)
+            included.append(candidate)
+            used += cost
+    return lines, included, used
+
+
+def build_block(
+    candidates: Sequence[MemoryCandidate],
+    counter: Counter,
+    budget_tokens: int,
+    pinned: Sequence[MemoryCandidate] = (),
+    pinned_budget_tokens: int = 0,
+) -> MemoryBlock:
+    """`pinned` (procedural memories) first, in their order, within
+    `pinned_budget_tokens`; then the best-scored `candidates` in the rest of
+    `budget_tokens`: a line that does not fit is skipped so that a shorter, lower one
+    may still fit. The result is counted as a whole, so the budget holds exactly (BPE
+    merges across line breaks cannot push it over)."""
+    empty = MemoryBlock(None, 0, [])
+    room = budget_tokens - frame_tokens(counter)
+    if room <= 0 or not (candidates or pinned):
+        return empty
+    lines, included, used = _pinned_lines(pinned, counter, min(room, pinned_budget_tokens))
+    pinned_count = len(lines)
+    pinned_ids = {candidate.memory_id for candidate in included}
+    ordered = sorted(
+        (c for c in candidates if c.memory_id not in pinned_ids), key=lambda c: -c.score
+    )
     for candidate in ordered:
         line = memory_line(candidate)
         cost = counter.count(line) + 1  # + the line break
         if used + cost > room:
-            if not included:
+            if len(included) == pinned_count:
                 # The best item alone is too long: keep its beginning rather than
                 # inject nothing.
                 line = counter.truncate(line, room - 1)
@@ -105,7 +145,7 @@ def build_block(
         lines.append(line)
         included.append(candidate)
         used += cost
-    while lines:
+    while lines:  # the last lines go first: ranked ones before the pinned
         content = wrap(lines)
         tokens = counter.count(content) + MESSAGE_OVERHEAD_TOKENS
         if tokens <= budget_tokens:

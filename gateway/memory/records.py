@@ -6,13 +6,20 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Literal, get_args
 
 import numpy as np
 import numpy.typing as npt
 import orjson
 
 Vector = npt.NDArray[np.float32]
+
+# episodic: events (`occurred_at`); semantic: stable facts and preferences (exact read by
+# `key` and `entity`); temporal: facts that hold between `valid_from` and `valid_to`;
+# procedural: rules and instructions, injected first and never ranked.
+MemoryKind = Literal["episodic", "semantic", "temporal", "procedural"]
+MEMORY_KINDS: tuple[MemoryKind, ...] = get_args(MemoryKind)
+DEFAULT_KIND: MemoryKind = "semantic"
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,8 +37,9 @@ class MemoryScope:
 
 @dataclass(frozen=True, slots=True)
 class MemoryRecord:
-    """One stored fact. ADD-only: a newer fact about the same thing is a new record;
-    ranking prefers the one valid now and the more recent one. Times are epoch seconds."""
+    """One stored fact. ADD-only: a newer version is a new record that `supersedes` the
+    old one, which keeps its text for audit with `superseded_by` set and is no longer
+    retrieved or listed by default. Times are epoch seconds."""
 
     id: str
     tenant: str
@@ -51,6 +59,16 @@ class MemoryRecord:
     # Embedding of `content` by `embedder` (unit vector); not part of the API.
     vector: Vector | None = field(default=None, compare=False, repr=False)
     embedder: str = ""
+    kind: MemoryKind = DEFAULT_KIND
+    key: str | None = None  # e.g. `user.preferred_language`: one current fact per key
+    entity: str | None = None  # who or what the fact is about (exact read)
+    occurred_at: float | None = None  # when an episodic event happened
+    supersedes: str | None = None  # the id of the version this one replaced
+    superseded_by: str | None = None  # set once a newer version replaced this one
+
+    @property
+    def current(self) -> bool:
+        return self.superseded_by is None
 
     @property
     def size_bytes(self) -> int:
@@ -77,6 +95,17 @@ class MemoryRecord:
             "access_count": self.access_count,
             "quarantined": self.quarantine is not None,
             "quarantine_reason": self.quarantine,
+            **self._lifecycle_fields(iso),
+        }
+
+    def _lifecycle_fields(self, time: Any) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "key": self.key,
+            "entity": self.entity,
+            "occurred_at": time(self.occurred_at),
+            "supersedes": self.supersedes,
+            "superseded_by": self.superseded_by,
         }
 
     def to_storage(self) -> dict[str, Any]:
@@ -97,6 +126,7 @@ class MemoryRecord:
             "access_count": self.access_count,
             "quarantine": self.quarantine,
             "embedder": self.embedder,
+            **self._lifecycle_fields(lambda value: value),
         }
 
     @classmethod
@@ -118,6 +148,12 @@ class MemoryRecord:
             quarantine=value.get("quarantine") or None,
             vector=vector,
             embedder=str(value.get("embedder") or ""),
+            kind=_kind(value.get("kind")),
+            key=value.get("key") or None,
+            entity=value.get("entity") or None,
+            occurred_at=_optional_float(value.get("occurred_at")),
+            supersedes=value.get("supersedes") or None,
+            superseded_by=value.get("superseded_by") or None,
         )
 
 
@@ -157,3 +193,11 @@ def parse_time(value: str) -> float:
 
 def _optional_float(value: Any) -> float | None:
     return None if value is None else float(value)
+
+
+def _kind(value: Any) -> MemoryKind:
+    """A stored kind; records from before kinds existed are semantic."""
+    for kind in MEMORY_KINDS:
+        if value == kind:
+            return kind
+    return DEFAULT_KIND

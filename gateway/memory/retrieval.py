@@ -6,13 +6,20 @@ then weighted by validity, recency and use.
                              + recency_weight * recency + access_weight * access)
                           * (1 if the fact holds now else stale_factor)
 
+Only current versions are ranked (a superseded one is kept for audit, never retrieved),
+and no procedural memory (those are injected whole, in order: `ScopeIndex.procedural`).
+A fact that does not hold at `now` (outside valid_from/valid_to) is left out when
+`stale_factor` is 0, the default; `now` is the request's time or a search's `as_of`.
+
 - dense: the embedder's cosine, rescaled so that `dense_floor` (what unrelated texts
   score) maps to 0 and `dense_ceiling` to 1;
 - keyword: BM25 over the scope, divided by what a memory of average length holding each
   query term once would score (capped at 1), so a memory that contains every query term
   scores 1 whatever the query's length: IDs, codes and names are found exactly even
   where embeddings blur them;
-- recency halves every `recency_half_life_days`; access grows with the log of uses.
+- recency halves every half-life of the memory's kind (`kind_half_life_days`, else
+  `recency_half_life_days`) since its last use (last access, else creation); access
+  grows with the log of uses.
 
 Recency and use only scale relevance: they order relevant memories, they never lift an
 irrelevant one over `min_score`. The score is what the session cache's admission
@@ -35,7 +42,7 @@ from typing import Literal
 import numpy as np
 import numpy.typing as npt
 
-from gateway.memory.records import MemoryRecord, Vector
+from gateway.memory.records import MEMORY_KINDS, MemoryRecord, Vector
 from gateway.memory.text import dedup_key, keyword_terms
 from gateway.policy.models import MemoryRankingPolicy
 
@@ -86,7 +93,8 @@ class TermCache:
 @dataclass(frozen=True, slots=True)
 class ScopeIndex:
     """One scope's memories, prepared for ranking. Quarantined memories are left out of
-    the ranking but their texts count as known (capture does not store them again)."""
+    the ranking but their texts count as known (capture does not store them again);
+    superseded versions are neither ranked nor known (the old value may be stated again)."""
 
     records: list[MemoryRecord]
     known_keys: frozenset[str]
@@ -99,6 +107,11 @@ class ScopeIndex:
     access_count: Floats
     valid_from: Floats  # NaN: no bound
     valid_to: Floats
+    last_used_at: Floats  # last access, else creation: what recency decays from
+    kind_codes: Indices  # positions in `MEMORY_KINDS`
+    # Current, unquarantined procedural memories, oldest first: injected whole, in order.
+    procedural: tuple[MemoryRecord, ...] = ()
+    stored_ids: frozenset[str] = frozenset()  # every id of the scope, superseded too
 
     @property
     def size(self) -> int:
@@ -112,7 +125,16 @@ class ScopeIndex:
         terms: TermCache | None = None,
     ) -> ScopeIndex:
         terms = terms or TermCache()
-        usable = [record for record in records if record.quarantine is None]
+        current = [record for record in records if record.current]
+        usable = [
+            record
+            for record in current
+            if record.quarantine is None and record.kind != "procedural"
+        ]
+        procedural = sorted(
+            (r for r in current if r.quarantine is None and r.kind == "procedural"),
+            key=lambda record: (record.created_at, record.id),
+        )
         count = len(usable)
         matrix, has_vector = _vector_matrix(usable, embedder_name)
         rows: defaultdict[str, list[int]] = defaultdict(list)
@@ -134,8 +156,8 @@ class ScopeIndex:
 
         return cls(
             records=usable,
-            known_keys=frozenset(terms.get(record)[1] for record in records),
-            ids=frozenset(record.id for record in usable),
+            known_keys=frozenset(terms.get(record)[1] for record in current),
+            ids=frozenset(record.id for record in [*usable, *procedural]),
             matrix=matrix,
             has_vector=has_vector,
             postings=postings,
@@ -144,6 +166,14 @@ class ScopeIndex:
             access_count=column([float(record.access_count) for record in usable]),
             valid_from=column([record.valid_from for record in usable]),
             valid_to=column([record.valid_to for record in usable]),
+            last_used_at=column(
+                [max(record.created_at, record.last_access_at or 0.0) for record in usable]
+            ),
+            kind_codes=np.asarray(
+                [MEMORY_KINDS.index(record.kind) for record in usable], dtype=np.int64
+            ),
+            procedural=tuple(procedural),
+            stored_ids=frozenset(record.id for record in records),
         )
 
 
@@ -198,7 +228,9 @@ def rank(
         relevance = keyword
     else:
         relevance = settings.dense_weight * dense + settings.keyword_weight * keyword
+    # NaN (a row `_modifiers` leaves out) sorts last and never passes `min_score`.
     scores = relevance * _modifiers(index, now, settings)
+    scores = np.where(np.isnan(scores), -np.inf, scores)
     order = np.argsort(-scores, kind="stable")[:top_k]
     ranked: list[ScoredMemory] = []
     for row in order:
@@ -248,13 +280,32 @@ def _keyword(index: ScopeIndex, query_text: str) -> Floats:
     return np.clip(result, 0.0, 1.0)
 
 
+def _half_lives_days(settings: MemoryRankingPolicy) -> Floats:
+    """Per entry of `MEMORY_KINDS` (procedural: never ranked, any value does)."""
+    by_kind = settings.kind_half_life_days
+    chosen = {
+        "episodic": by_kind.episodic,
+        "semantic": by_kind.semantic,
+        "temporal": by_kind.temporal,
+    }
+    return np.asarray(
+        [chosen.get(kind) or settings.recency_half_life_days for kind in MEMORY_KINDS],
+        dtype=np.float64,
+    )
+
+
 def _modifiers(index: ScopeIndex, now: float, settings: MemoryRankingPolicy) -> Floats:
-    age_days = np.maximum(now - index.created_at, 0.0) / _SECONDS_PER_DAY
-    recency = 0.5 ** (age_days / max(settings.recency_half_life_days, 1e-6))
+    """Per row: the factor relevance is scaled by, NaN for a row left out."""
+    age_days = np.maximum(now - index.last_used_at, 0.0) / _SECONDS_PER_DAY
+    half_lives = _half_lives_days(settings)[index.kind_codes]
+    recency = 0.5 ** (age_days / np.maximum(half_lives, 1e-6))
     access = np.minimum(np.log1p(index.access_count) / _ACCESS_SATURATION, 1.0)
     base = 1.0 - settings.recency_weight - settings.access_weight
     factor = base + settings.recency_weight * recency + settings.access_weight * access
     started = np.isnan(index.valid_from) | (now >= index.valid_from)
     not_ended = np.isnan(index.valid_to) | (now < index.valid_to)
-    result: Floats = factor * np.where(started & not_ended, 1.0, settings.stale_factor)
+    # A stale factor of 0 leaves facts that do not hold at `now` out altogether (NaN),
+    # rather than ranking them at 0 where a `min_score` of 0 would still let them in.
+    stale = settings.stale_factor if settings.stale_factor > 0 else np.nan
+    result: Floats = factor * np.where(started & not_ended, 1.0, stale)
     return result

@@ -17,6 +17,7 @@ from gateway.embed.protocol import Embedder
 from gateway.errors import GatewayInternalError
 from gateway.memory.guard import GuardVerdict, inspect_memory_content
 from gateway.memory.records import (
+    MemoryKind,
     MemoryRecord,
     MemoryScope,
     Vector,
@@ -26,6 +27,7 @@ from gateway.memory.records import (
 from gateway.memory.retrieval import RankMode, ScopeIndex, ScoredMemory, TermCache, rank
 from gateway.memory.session import SessionTurn, merge_turn
 from gateway.memory.text import dedup_key
+from gateway.memory.versions import infer_kind, plan_supersession, rule_key
 from gateway.policy.models import MemoryPolicy
 from gateway.storage.protocols import (
     IdempotentWrite,
@@ -33,6 +35,7 @@ from gateway.storage.protocols import (
     RecordedAnswer,
     SessionItem,
     SessionStore,
+    SupersedeConflict,
     UserQuota,
 )
 from gateway.storage.quota import check_quota
@@ -59,6 +62,16 @@ class NewMemory:
     created_at: float | None = None  # None: now
     valid_from: float | None = None
     valid_to: float | None = None
+    kind: MemoryKind | None = None  # None: inferred (`versions.infer_kind`)
+    key: str | None = None  # None: from the rules for semantic statements
+    entity: str | None = None
+    occurred_at: float | None = None
+    supersedes: str | None = None  # an id of the scope this write replaces
+    supersede: bool = True  # false: keep same-key memories current too
+
+
+# Attempts at a keyed write whose same-key versions another write superseded meanwhile.
+_SUPERSEDE_ATTEMPTS = 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,6 +165,9 @@ class MemoryService:
         policy says reject; with `quarantine` the item is stored but never injected.
         Raises `QuotaExceeded` when the batch would take the user past the policy's
         caps, and `AlreadyWritten` when `once.key` was used by an earlier write.
+        Supersedes what `versions.plan_supersession` says (their copies leave the
+        session caches); raises `SupersedeConflict` when a named `supersedes` is gone
+        or superseded already.
         """
         limits = policy.limits
         quota = UserQuota(limits.max_memories_per_user, limits.max_bytes_per_user)
@@ -161,12 +177,50 @@ class MemoryService:
             stored_size_bytes(item.content, item.source, item.tags, item.metadata) for item in items
         )
         check_quota(quota, await self.store.usage(scope.tenant, scope.user), (len(items), adding))
+        records = await self.embed_records(self._new_records(scope, items, policy))
+        by_key = [item.supersede for item in items]
+        for attempt in range(_SUPERSEDE_ATTEMPTS):
+            planned, marks = records, dict[str, str]()
+            if any(record.key or record.supersedes for record in records):
+                stored = await self.store.in_scope(
+                    MemoryScope(scope.tenant, scope.user, scope.namespace or "")
+                )
+                planned, marks = plan_supersession(records, by_key, stored)
+            idempotent = (
+                None
+                if once is None
+                else IdempotentWrite(
+                    once.key, once.fingerprint, once.render(planned), limits.idempotency_ttl_seconds
+                )
+            )
+            try:
+                await self.store.add(planned, quota=quota, idempotent=idempotent, supersedes=marks)
+            except SupersedeConflict as conflict:
+                # A named version is final; a same-key one superseded meanwhile is
+                # planned again against what is stored now.
+                explicit = any(r.supersedes == conflict.memory_id for r in records)
+                if explicit or attempt == _SUPERSEDE_ATTEMPTS - 1:
+                    raise
+                continue
+            if marks:
+                await self.sessions.forget(scope.tenant, scope.user, list(marks))
+            return planned
+        raise AssertionError("unreachable")
+
+    def _new_records(
+        self, scope: MemoryScope, items: Sequence[NewMemory], policy: MemoryPolicy
+    ) -> list[MemoryRecord]:
+        """Guard-checked records (raises `MemoryRejected`), without vectors."""
         now = self._clock()
         records: list[MemoryRecord] = []
         for index, item in enumerate(items):
             verdict = inspect_memory_content(item.content)
             if verdict is not None and policy.write_guard == "reject":
                 raise MemoryRejected(index, verdict)
+            kind = infer_kind(item.kind, item.valid_from, item.valid_to, item.occurred_at)
+            key = item.key
+            if key is None and kind == "semantic":
+                key = rule_key(item.content)
             records.append(
                 MemoryRecord(
                     id=new_memory_id(),
@@ -181,23 +235,25 @@ class MemoryService:
                     valid_from=item.valid_from,
                     valid_to=item.valid_to,
                     quarantine=None if verdict is None else f"{verdict.kind}:{verdict.rule}",
+                    kind=kind,
+                    key=key,
+                    entity=item.entity,
+                    occurred_at=item.occurred_at,
+                    supersedes=item.supersedes,
                 )
             )
-        # Quarantined content is never embedded: it must not be found by meaning either.
-        to_embed = [i for i, record in enumerate(records) if record.quarantine is None]
-        if to_embed:
-            vectors = await self._embedder.embed([records[i].content for i in to_embed])
-            for row, i in enumerate(to_embed):
-                records[i] = records[i].with_vector(vectors[row], self._embedder.name)
-        idempotent = (
-            None
-            if once is None
-            else IdempotentWrite(
-                once.key, once.fingerprint, once.render(records), limits.idempotency_ttl_seconds
-            )
-        )
-        await self.store.add(records, quota=quota, idempotent=idempotent)
         return records
+
+    async def embed_records(self, records: Sequence[MemoryRecord]) -> list[MemoryRecord]:
+        """The records with their vectors. Quarantined content is never embedded: it
+        must not be found by meaning either."""
+        embedded = list(records)
+        to_embed = [i for i, record in enumerate(embedded) if record.quarantine is None]
+        if to_embed:
+            vectors = await self._embedder.embed([embedded[i].content for i in to_embed])
+            for row, i in enumerate(to_embed):
+                embedded[i] = embedded[i].with_vector(vectors[row], self._embedder.name)
+        return embedded
 
     async def recorded_answer(self, scope: MemoryScope, key: str) -> RecordedAnswer | None:
         return await self.store.recorded_answer(scope.tenant, scope.user, key)
@@ -306,7 +362,8 @@ class MemoryService:
             index = await self.scope_index(scope)
         ids = {item.memory_id for item in cached}
         live = ids & index.ids
-        unknown = ids - live
+        # A superseded version is still stored, but no longer live.
+        unknown = ids - index.stored_ids
         if unknown and scope.namespace is not None:
             live |= await self.store.existing(scope.tenant, sorted(unknown))
         return live

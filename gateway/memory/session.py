@@ -25,6 +25,7 @@ from gateway.storage.protocols import SessionItem
 class Origin(StrEnum):
     THIS_TURN = "this turn"
     SESSION = "earlier in this session"
+    PROCEDURE = "standing instruction"  # a procedural memory: injected first, in order
 
 
 @dataclass(frozen=True, slots=True)

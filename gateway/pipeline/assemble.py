@@ -50,6 +50,9 @@ class Inputs:
     requested_output_tokens: int | None
     candidates: Sequence[MemoryCandidate]
     task: TaskRecord | None
+    # Procedural memories: never ranked, first in the memory block within their own
+    # budget (`memory.procedural_budget_tokens`).
+    pinned: Sequence[MemoryCandidate] = ()
 
 
 def _blocks(
@@ -66,12 +69,15 @@ def _blocks(
         if task.message is not None:
             blocks.append(task.message)
             out.task_tokens = task.tokens
-    if inputs.candidates:
-        budget = min(policy.memory.max_memory_tokens, memory_cap, room - out.task_tokens)
+    if inputs.candidates or inputs.pinned:
+        pinned_budget = policy.memory.procedural_budget_tokens if inputs.pinned else 0
+        budget = min(
+            policy.memory.max_memory_tokens + pinned_budget, memory_cap, room - out.task_tokens
+        )
         if budget <= 0:
             out.note = out.note or "no_room_in_context"
             return blocks
-        block = build_block(inputs.candidates, inputs.counter, budget)
+        block = build_block(inputs.candidates, inputs.counter, budget, inputs.pinned, pinned_budget)
         if block.message is None:
             out.note = out.note or "nothing_fits_budget"
         else:

@@ -19,6 +19,7 @@ from typing import Any
 
 from gateway.errors import StoreUnavailableResponse
 from gateway.memory.capture import extract_statements
+from gateway.memory.inject import procedural_candidate
 from gateway.memory.limits import ModelLimits
 from gateway.memory.records import MemoryScope
 from gateway.memory.retrieval import ScopeIndex, ScoredMemory
@@ -79,8 +80,12 @@ class MemoryStage:
                 assert request.user is not None
                 scope = MemoryScope(request.tenant, request.user, request.namespace)
                 candidates, index = await self._retrieve(request, timings, draft, policy, scope)
+            # Procedural memories are never ranked: every current one goes first, in order.
+            pinned: list[MemoryCandidate] = []
+            if index is not None and policy.procedural_budget_tokens:
+                pinned = [procedural_candidate(record) for record in index.procedural]
             with timings.timed("memory_inject"):
-                injected = await self._inject(request, draft, candidates)
+                injected = await self._inject(request, draft, candidates, pinned)
             if injected:
                 await self._service.touch(request.tenant, injected)
             if wants_memory and policy.capture.enabled and request.key_text and index is not None:
@@ -147,7 +152,11 @@ class MemoryStage:
         return vector
 
     async def _inject(
-        self, request: ChatRequest, draft: _Draft, candidates: list[MemoryCandidate]
+        self,
+        request: ChatRequest,
+        draft: _Draft,
+        candidates: list[MemoryCandidate],
+        pinned: list[MemoryCandidate],
     ) -> list[str]:
         """Places what fits; returns the ids of the memories injected."""
         found = draft.task
@@ -160,6 +169,7 @@ class MemoryStage:
             requested_output_tokens=_requested_output_tokens(request.body),
             candidates=candidates,
             task=None if found is None else found.record,
+            pinned=pinned,
         )
         budget = request.policy.working_memory
         if budget.enabled:
@@ -177,7 +187,7 @@ class MemoryStage:
             assembled = assemble_plain(inputs)
         if found is not None and found.outcome == INJECTED and assembled.task_tokens == 0:
             draft.task = TaskFound(None, NO_ROOM)
-        if candidates or assembled.note == "over_context_window":
+        if candidates or pinned or assembled.note == "over_context_window":
             draft.note = assembled.note
         if assembled.changed:
             draft.body = {**request.body, "messages": assembled.messages}

@@ -8,6 +8,7 @@ from typing import Any, Literal
 from pydantic import Field, model_validator
 
 from gateway.classify.classes import NonCacheableClass
+from gateway.policy.memory_lifecycle import KindHalfLives, MemoryRetentionPolicy
 from gateway.policy.tool_cache import ToolCachePolicy
 from gateway.policy.working_memory import TaskPolicy, WorkingMemoryPolicy
 from gateway.strict_model import StrictModel
@@ -214,9 +215,11 @@ class MemoryRankingPolicy(StrictModel):
     dense_ceiling: float = Field(default=0.8, gt=-1, le=1)
     recency_weight: float = Field(default=0.1, ge=0, le=1)
     recency_half_life_days: float = Field(default=30.0, gt=0)
+    kind_half_life_days: KindHalfLives = Field(default_factory=KindHalfLives)
     access_weight: float = Field(default=0.05, ge=0, le=1)
-    # Score multiplier for a fact outside its valid_from/valid_to window.
-    stale_factor: float = Field(default=0.6, ge=0, le=1)
+    # Score multiplier for a fact outside its valid_from/valid_to window at the request
+    # time (or a search's `as_of`); 0 (the default) leaves such facts out altogether.
+    stale_factor: float = Field(default=0.0, ge=0, le=1)
     # Low on purpose: the token budget, not the score, is what bounds the block; a
     # higher floor left questions without their evidence (see
     # docs/measurements.md#memory-retrieval-score-floor).
@@ -291,6 +294,10 @@ class MemoryPolicy(StrictModel):
     # is byte-identical from one turn to the next and the provider's prompt cache keeps
     # matching it; after_system: right after the leading system/developer messages.
     placement: Literal["before_last_user", "after_system"] = "before_last_user"
+    # Procedural memories (rules, instructions) are injected first, in the order they
+    # were written, within this budget of their own; 0: never injected.
+    procedural_budget_tokens: int = Field(default=256, ge=0, le=100_000)
+    retention: MemoryRetentionPolicy = Field(default_factory=MemoryRetentionPolicy)
 
 
 FailureMode = Literal["open", "closed"]

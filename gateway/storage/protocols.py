@@ -10,7 +10,7 @@ HTTP layer answers it with `errors.StoreUnavailableResponse` (503).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
@@ -197,6 +197,20 @@ class AlreadyWritten(GatewayInternalError):
         self.recorded = recorded
 
 
+class SupersedeConflict(GatewayInternalError):
+    """A version a write meant to supersede is gone (`superseded_by` None) or was
+    superseded already; nothing was stored."""
+
+    def __init__(self, memory_id: str, superseded_by: str | None) -> None:
+        super().__init__(f"memory {memory_id} cannot be superseded")
+        self.memory_id = memory_id
+        self.superseded_by = superseded_by
+
+
+# Which stored records to keep in a listing (besides the tag): the API's filters.
+RecordFilter = Callable[[MemoryRecord], bool]
+
+
 class MemoryStore(Protocol):
     async def add(
         self,
@@ -204,9 +218,17 @@ class MemoryStore(Protocol):
         *,
         quota: UserQuota | None = None,
         idempotent: IdempotentWrite | None = None,
+        supersedes: Mapping[str, str] | None = None,
     ) -> None:
-        """All or nothing. With `quota` or `idempotent`, every record must belong to one
-        tenant and user; raises `QuotaExceeded` or `AlreadyWritten` (nothing stored)."""
+        """All or nothing. With `quota`, `idempotent` or `supersedes`, every record must
+        belong to one tenant and user; raises `QuotaExceeded` or `AlreadyWritten`
+        (nothing stored). `supersedes` (old id -> new id): in the same step each old,
+        current record gets `superseded_by` = the new id; raises `SupersedeConflict`
+        (nothing stored) when one is gone or superseded already."""
+        ...
+
+    async def owners(self) -> list[tuple[str, str]]:
+        """Every (tenant, user) that has memories: what the clean-up job walks."""
         ...
 
     async def recorded_answer(self, tenant: str, user: str, key: str) -> RecordedAnswer | None:
@@ -233,8 +255,10 @@ class MemoryStore(Protocol):
         tag: str | None,
         limit: int,
         offset: int,
+        matches: RecordFilter | None = None,
     ) -> MemoryPage:
-        """Newest first. `user=None` lists the whole tenant (admin keys only)."""
+        """Newest first. `user=None` lists the whole tenant (admin keys only); `matches`
+        narrows further."""
         ...
 
     async def in_scope(self, scope: MemoryScope) -> list[MemoryRecord]:

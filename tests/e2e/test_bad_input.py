@@ -547,7 +547,8 @@ def test_methods_and_routes_that_do_not_exist(client: httpx.Client) -> None:
         for path in GET_ROUTES
     ]
     cases += [
-        Case("DELETE /v1/memories", 405, None, path="/v1/memories", method="DELETE"),
+        # DELETE /v1/memories deletes by filter (README, "Memory kinds and lifecycle").
+        Case("PUT /v1/memories", 405, None, path="/v1/memories", method="PUT"),
         Case("PUT /v1/memories/x", 405, None, path="/v1/memories/x", method="PUT"),
     ]
     cases += [

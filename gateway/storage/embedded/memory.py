@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import sqlite3
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -18,11 +18,13 @@ from gateway.cache.limits import StoreLimits
 from gateway.memory.records import MemoryRecord, MemoryScope
 from gateway.storage.embedded.database import SQLiteDatabase, transaction
 from gateway.storage.embedded.sessions import SQLiteSessionStore
+from gateway.storage.embedded.supersede import mark_superseded
 from gateway.storage.protocols import (
     AlreadyWritten,
     IdempotentWrite,
     MemoryPage,
     RecordedAnswer,
+    RecordFilter,
     UserQuota,
 )
 from gateway.storage.quota import check_quota, check_store_caps, one_owner, totals
@@ -197,10 +199,12 @@ class SQLiteMemoryStore:
         *,
         quota: UserQuota | None = None,
         idempotent: IdempotentWrite | None = None,
+        supersedes: Mapping[str, str] | None = None,
     ) -> None:
         if not records:
             return
-        owner = one_owner(records) if quota is not None or idempotent is not None else None
+        constrained = quota is not None or idempotent is not None or bool(supersedes)
+        owner = one_owner(records) if constrained else None
         now = self._clock()
         rows = [
             (
@@ -247,6 +251,8 @@ class SQLiteMemoryStore:
                     usages[tenant, user] = _usage(connection, tenant, user)
                     check_quota(quota, usages[tenant, user], totals(owned))
                 self._check_caps(records)
+                if supersedes and owner is not None:
+                    mark_superseded(connection, *owner, supersedes)
                 connection.executemany(
                     "INSERT INTO memories "
                     "(id, tenant, user, namespace, created_at, record, vector) "
@@ -346,6 +352,7 @@ class SQLiteMemoryStore:
         tag: str | None,
         limit: int,
         offset: int,
+        matches: RecordFilter | None = None,
     ) -> MemoryPage:
         where = ["tenant = ?"]
         params: list[Any] = [tenant]
@@ -364,6 +371,8 @@ class SQLiteMemoryStore:
             for row in self._db.connection.execute(sql, params):
                 record = _record((row[0], None))
                 if tag is not None and tag not in record.tags:
+                    continue
+                if matches is not None and not matches(record):
                     continue
                 if skipped < offset:
                     skipped += 1
@@ -386,6 +395,15 @@ class SQLiteMemoryStore:
             return [_record((row[0], row[1])) for row in self._db.connection.execute(sql, params)]
 
         return await self._db.run(_scope)
+
+    async def owners(self) -> list[tuple[str, str]]:
+        def _owners() -> list[tuple[str, str]]:
+            rows = self._db.connection.execute(
+                "SELECT DISTINCT tenant, user FROM memories ORDER BY tenant, user"
+            )
+            return [(str(tenant), str(user)) for tenant, user in rows]
+
+        return await self._db.run(_owners)
 
     async def scope_version(self, tenant: str, user: str) -> str:
         def _version() -> str:

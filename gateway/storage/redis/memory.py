@@ -26,7 +26,7 @@ transaction (WATCH/MULTI or a Lua script), and the scripts live next to their ca
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import orjson
@@ -42,11 +42,13 @@ from gateway.storage.protocols import (
     IdempotentWrite,
     MemoryPage,
     RecordedAnswer,
+    RecordFilter,
     StoreUnavailable,
     UserQuota,
 )
 from gateway.storage.quota import check_quota, check_store_caps, one_owner, totals
 from gateway.storage.redis.backend import RedisBackend
+from gateway.storage.redis.supersede import superseded_records
 from gateway.storage.serialise import (
     vector_from_bytes,
     vector_to_bytes,
@@ -122,10 +124,11 @@ class RedisMemoryStore:
         *,
         quota: UserQuota | None = None,
         idempotent: IdempotentWrite | None = None,
+        supersedes: Mapping[str, str] | None = None,
     ) -> None:
         if not records:
             return
-        if quota is not None or idempotent is not None:
+        if quota is not None or idempotent is not None or supersedes:
             one_owner(records)
         by_owner: dict[tuple[str, str], list[MemoryRecord]] = {}
         for record in records:
@@ -145,6 +148,8 @@ class RedisMemoryStore:
             watched.append(self._all_usage_key())
         if idempotency_key is not None:
             watched.append(idempotency_key)
+        tenant0, user0 = next(iter(by_owner))
+        watched += [self._item_key(tenant0, old_id) for old_id in supersedes or {}]
 
         async def _add(client: Redis) -> None:
             # Optimistic: read the key and the totals under WATCH, write in MULTI/EXEC;
@@ -168,7 +173,15 @@ class RedisMemoryStore:
                             usages[owner] = await self._usage(client, pipe, *owner)
                             check_quota(quota, usages[owner], totals(owned))
                         store_totals = await self._check_caps(pipe, tenants, records)
+                        replaced = await superseded_records(
+                            pipe,
+                            lambda old_id: self._item_key(tenant0, old_id),
+                            user0,
+                            supersedes or {},
+                        )
                         pipe.multi()  # type: ignore[no-untyped-call]
+                        for item_key, value in replaced.items():
+                            pipe.hset(item_key, "record", value)
                         for total_key, (total_count, total_bytes) in store_totals.items():
                             pipe.hset(
                                 total_key, mapping={"count": total_count, "bytes": total_bytes}
@@ -365,6 +378,7 @@ class RedisMemoryStore:
         tag: str | None,
         limit: int,
         offset: int,
+        matches: RecordFilter | None = None,
     ) -> MemoryPage:
         if user is not None:
             records = await self.in_scope(MemoryScope(tenant, user, namespace))
@@ -377,6 +391,8 @@ class RedisMemoryStore:
                 records = [record for record in records if record.namespace == namespace]
         if tag is not None:
             records = [record for record in records if tag in record.tags]
+        if matches is not None:
+            records = [record for record in records if matches(record)]
         records.sort(key=lambda record: (-record.created_at, record.id))
         page = records[offset : offset + limit]
         return MemoryPage(page, has_more=len(records) > offset + limit)
@@ -393,6 +409,19 @@ class RedisMemoryStore:
         if scope.namespace is not None:
             records = [record for record in records if record.namespace == scope.namespace]
         return records
+
+    async def owners(self) -> list[tuple[str, str]]:
+        """From the users' id sets (a set is gone once its last id is removed)."""
+        prefix = self._backend.key("memory-user", "x", "x")[: -len("x:x")]
+
+        async def _owners(client: Redis) -> list[tuple[str, str]]:
+            found: set[tuple[str, str]] = set()
+            async for raw_key in client.scan_iter(match=f"{prefix}*", count=500):
+                tenant, _, user = _text(raw_key)[len(prefix) :].partition(":")
+                found.add((_unescape(tenant), _unescape(user)))
+            return sorted(found)
+
+        return await self._connection.run(_owners)
 
     async def scope_version(self, tenant: str, user: str) -> str:
         key = self._version_key(tenant, user)
@@ -439,6 +468,11 @@ def _pair(values: Sequence[Any]) -> tuple[int, int]:
 
 def _bytes(raw: Any) -> bytes:
     return raw if isinstance(raw, bytes) else str(raw).encode()
+
+
+def _unescape(part: str) -> str:
+    """A key part as `RedisBackend.key` escaped it, back."""
+    return part.replace("%3A", ":").replace("%25", "%")
 
 
 def _text(raw: Any) -> str:
