@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from gateway.auth import Principal
-from gateway.memory.inject import block_lines, build_block, procedural_candidate
+from gateway.memory.inject import PROCEDURAL_HEADER, block_lines, build_block, procedural_candidate
 from gateway.memory.limits import ModelLimits
 from gateway.memory.records import MemoryRecord, MemoryScope
 from gateway.memory.retention import retention_victims
@@ -24,6 +24,7 @@ from gateway.pipeline.request import ChatRequest
 from gateway.pipeline.values import Timings
 from gateway.policy.memory_lifecycle import MemoryRetentionPolicy
 from gateway.policy.models import MemoryPolicy, Policy
+from gateway.policy.working_memory import WorkingMemoryPolicy
 from gateway.storage.embedded.memory import open_embedded_memory
 from tests.unit.memory.fakes import TableEmbedder
 
@@ -128,12 +129,13 @@ def test_pinned_lines_come_first_within_their_own_budget() -> None:
     assert [c.memory_id for c in block.included] == ["p0", "m0", "m1", "m2"]
 
 
+@pytest.mark.parametrize("budgeted", [False, True], ids=["plain", "working_memory_budget"])
 async def test_the_stage_injects_procedural_memories_for_an_unrelated_question(
-    tmp_path: Path,
+    tmp_path: Path, budgeted: bool
 ) -> None:
     store, sessions, database = await open_embedded_memory(tmp_path)
     service = MemoryService(store, sessions, TableEmbedder({}, [1.0, 0.0]))
-    policy = Policy()
+    policy = Policy(working_memory=WorkingMemoryPolicy(enabled=budgeted))
     await service.add(
         MemoryScope("t", "u"),
         [
@@ -153,6 +155,8 @@ async def test_the_stage_injects_procedural_memories_for_an_unrelated_question(
     assert injection.body is not None and injection.items >= 1
     block = injection.body["messages"][0]["content"]
     assert block_lines(block)[0].endswith("Always answer in French.")
+    # The block tells the model to apply the user's standing rules, and only those.
+    assert block.startswith(PROCEDURAL_HEADER) and "standing instruction" in block
 
 
 @pytest.mark.parametrize(
