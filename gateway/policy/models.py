@@ -8,6 +8,7 @@ from typing import Any, Literal
 from pydantic import Field, model_validator
 
 from gateway.classify.classes import NonCacheableClass
+from gateway.policy.knowledge import KnowledgePolicy
 from gateway.strict_model import StrictModel
 
 # The default share of semantic hits that should be right (`target_precision`).
@@ -338,6 +339,7 @@ class Policy(StrictModel):
     semantic_cache: SemanticCachePolicy = Field(default_factory=SemanticCachePolicy)
     classifier: ClassifierPolicy = Field(default_factory=ClassifierPolicy)
     memory: MemoryPolicy = Field(default_factory=MemoryPolicy)
+    knowledge: KnowledgePolicy = Field(default_factory=KnowledgePolicy)
     failure: FailurePolicy = Field(default_factory=FailurePolicy)
     single_flight: SingleFlightPolicy = Field(default_factory=SingleFlightPolicy)
     telemetry: TelemetryPolicy = Field(default_factory=TelemetryPolicy)

@@ -11,6 +11,7 @@ from gateway.cache.eviction import CapacityLedger
 from gateway.storage.protocols import (
     AdaptiveCounterStore,
     ExactCache,
+    KnowledgeStore,
     Lock,
     MemoryStore,
     ResponseStore,
@@ -48,3 +49,5 @@ class Storage:
     adaptive: AdaptiveCounterStore
     # The Responses API's stored responses (per tenant, with a TTL).
     responses: ResponseStore
+    # The tenant knowledge base (`/v1/knowledge`).
+    knowledge: KnowledgeStore

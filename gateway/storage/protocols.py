@@ -19,6 +19,7 @@ import numpy.typing as npt
 
 from gateway.cache.purge import PurgeFilter
 from gateway.errors import GatewayInternalError
+from gateway.knowledge.records import KnowledgeRecord, KnowledgeScope
 from gateway.memory.records import MemoryRecord, MemoryScope
 
 Vector = npt.NDArray[np.float32]
@@ -136,6 +137,9 @@ class SessionItem:
     memory_id: str
     created_at: float  # the memory's, so the injected line can carry its date
     admitted_at: float
+    # Where it came from: "memory" (the user's, `memory_id` a memory id) or "knowledge"
+    # (the tenant's knowledge base, `memory_id` a knowledge item id).
+    source: str = "memory"
 
 
 @dataclass(frozen=True, slots=True)
@@ -314,5 +318,59 @@ class ResponseStore(Protocol):
     async def delete(self, tenant: str, response_id: str) -> bool:
         """Whether there was one to delete."""
         ...
+
+    async def close(self) -> None: ...
+
+
+# The tenant knowledge base.
+
+
+@dataclass(frozen=True, slots=True)
+class KnowledgePage:
+    records: list[KnowledgeRecord]
+    has_more: bool
+
+
+class KnowledgeStore(Protocol):
+    """Knowledge items per tenant. `version(tenant)` changes with every add and delete
+    of the tenant's items, by any replica: readers keep a prepared index of a scope
+    until it changes, and a deleted item is never ranked (or carried by a session)
+    once its delete returned."""
+
+    async def add(
+        self, records: Sequence[KnowledgeRecord], *, max_items: int, replaces: str | None = None
+    ) -> None:
+        """All or nothing; every record of one tenant. With `replaces` (a document id),
+        that document's items are deleted in the same transaction: readers see the old
+        items or the new ones, never both or neither. Raises `QuotaExceeded` (scope
+        "tenant", limit "count") when the tenant would hold more than `max_items`."""
+        ...
+
+    async def get(self, tenant: str, item_id: str) -> KnowledgeRecord | None: ...
+
+    async def delete(self, tenant: str, item_id: str) -> bool: ...
+
+    async def delete_document(self, tenant: str, document_id: str) -> list[str]:
+        """Delete every item of the document; returns their ids."""
+        ...
+
+    async def list_page(
+        self,
+        tenant: str,
+        namespace: str | None,
+        document_id: str | None,
+        limit: int,
+        offset: int,
+    ) -> KnowledgePage:
+        """Newest first, then by document and chunk; `namespace` None: all of them."""
+        ...
+
+    async def in_scope(self, scope: KnowledgeScope) -> list[KnowledgeRecord]:
+        """Every item the scope sees, with vectors: what retrieval ranks."""
+        ...
+
+    async def version(self, tenant: str) -> str: ...
+
+    async def count(self, tenant: str) -> int: ...
 
     async def close(self) -> None: ...

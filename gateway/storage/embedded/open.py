@@ -10,6 +10,7 @@ from gateway.cache.limits import CapacitySettings
 from gateway.settings import StorageSettings
 from gateway.storage.embedded.adaptive import SQLiteAdaptiveStore
 from gateway.storage.embedded.exact import SQLiteExactCache
+from gateway.storage.embedded.knowledge import SQLiteKnowledgeStore
 from gateway.storage.embedded.memory import open_embedded_memory
 from gateway.storage.embedded.responses import SQLiteResponseStore
 from gateway.storage.embedded.vectors import EmbeddedVectorIndex
@@ -29,6 +30,7 @@ async def open_embedded_storage(
     )
     adaptive = await SQLiteAdaptiveStore.open(settings.path)
     responses = await SQLiteResponseStore.open(settings.path)
+    knowledge = await SQLiteKnowledgeStore.open(settings.path)
 
     async def describe() -> dict[str, Any]:
         available = (
@@ -36,10 +38,12 @@ async def open_embedded_storage(
             and await vectors.ping()
             and await memory_db.ping()
             and await responses.ping()
+            and await knowledge.ping()
         )
         return {"backend": "embedded", "available": available}
 
     async def close() -> None:
+        await knowledge.close()
         await responses.close()
         await adaptive.close()
         await memory_db.close()
@@ -68,4 +72,5 @@ async def open_embedded_storage(
         ledger=ledger,
         adaptive=adaptive,
         responses=responses,
+        knowledge=knowledge,
     )
