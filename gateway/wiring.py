@@ -25,6 +25,7 @@ from gateway.cache.sweeper import start_sweeper, stop_sweeper
 from gateway.classify.classifier import RequestClassifier
 from gateway.embed.protocol import Embedder
 from gateway.entities.entities import EntityComparator
+from gateway.knowledge.service import KnowledgeService
 from gateway.memory.limits import ModelLimits, model_limits
 from gateway.memory.service import MemoryService
 from gateway.memory.tokens import Tokenizers
@@ -146,6 +147,7 @@ class Services:
     adaptive: AdaptiveStats
     shadow: ShadowVerifier
     prompt_tokens: PromptTokens  # `POST /v1/messages/count_tokens`
+    knowledge: KnowledgeService  # `/v1/knowledge`, and retrieved by the memory stage
     exit_stack: AsyncExitStack = field(repr=False, compare=False)
 
     async def aclose(self) -> None:
@@ -230,6 +232,7 @@ def _pipeline(
     limits: ModelLimits,
     observers: _Observers,
     tokenizers: Tokenizers,
+    knowledge: KnowledgeService,
 ) -> ChatPipeline:
     semantic = SemanticCacheStage(
         components.embedder,
@@ -245,7 +248,9 @@ def _pipeline(
         ExactCacheStage(stores.storage.exact),
         semantic=semantic,
         classify=ClassifyStage(components.classifier),
-        memory=MemoryStage(stores.memory, tokenizers, limits, metrics.store_failure),
+        memory=MemoryStage(
+            stores.memory, tokenizers, limits, metrics.store_failure, knowledge=knowledge
+        ),
         on_store_failure=metrics.store_failure,
         single_flight=_single_flight(stores.storage),
         policy_for=policies.resolve,
@@ -288,6 +293,14 @@ async def _open_stores(
     )
 
 
+def _knowledge(
+    stores: _Stores, components: SemanticComponents, tokenizers: Tokenizers
+) -> KnowledgeService:
+    # Documents are chunked in the default encoding (cl100k_base): one size for all the
+    # models that may later be told a chunk.
+    return KnowledgeService(stores.storage.knowledge, components.embedder, tokenizers.for_model(""))
+
+
 def _start_background_tasks(
     stack: AsyncExitStack, config: GatewayConfig, policies: PolicyStore, storage: Storage
 ) -> None:
@@ -328,8 +341,9 @@ async def build_services(
         _export_metrics(policies, stores, observers)
         # Loads the tiktoken encodings offline now, so a broken install fails at start.
         tokenizers = Tokenizers()
+        knowledge = _knowledge(stores, components, tokenizers)
         pipeline = _pipeline(
-            config, upstream, components, policies, stores, limits, observers, tokenizers
+            config, upstream, components, policies, stores, limits, observers, tokenizers, knowledge
         )
         _start_background_tasks(stack, config, policies, stores.storage)
         logger.info(
@@ -354,6 +368,7 @@ async def build_services(
             adaptive=stores.adaptive,
             shadow=observers.shadow,
             prompt_tokens=PromptTokens(tokenizers, limits),
+            knowledge=knowledge,
             exit_stack=stack.pop_all(),
         )
     raise AssertionError("unreachable: the block returns or raises")

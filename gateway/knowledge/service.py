@@ -75,6 +75,7 @@ class KnowledgeItemTooLarge(GatewayInternalError):
 class _CachedScope:
     version: str
     index: ScopeIndex
+    records: dict[str, KnowledgeRecord]  # by id, as stored (title, document, chunk)
 
 
 class KnowledgeService:
@@ -103,13 +104,19 @@ class KnowledgeService:
         if cached is not None and cached.version == version:
             self._scopes.move_to_end(scope)
             return cached.index
-        records = [record.as_memory() for record in await self.store.in_scope(scope)]
+        stored = await self.store.in_scope(scope)
+        records = [record.as_memory() for record in stored]
         index = ScopeIndex.build(records, self._embedder.name, self._terms)
-        self._scopes[scope] = _CachedScope(version, index)
+        self._scopes[scope] = _CachedScope(version, index, {r.id: r for r in stored})
         self._scopes.move_to_end(scope)
         while len(self._scopes) > self._max_cached_scopes:
             self._scopes.popitem(last=False)
         return index
+
+    def cached_records(self, scope: KnowledgeScope) -> dict[str, KnowledgeRecord]:
+        """The stored records behind the scope's last prepared index, by id."""
+        cached = self._scopes.get(scope)
+        return {} if cached is None else cached.records
 
     def records_for(self, batch: KnowledgeBatch, policy: KnowledgePolicy) -> list[KnowledgeRecord]:
         """The batch as records (a document chunked), checked against the per-item cap

@@ -16,13 +16,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from gateway.errors import StoreUnavailableResponse
+from gateway.knowledge.records import KNOWLEDGE_SOURCE, KnowledgeScope
+from gateway.knowledge.service import KnowledgeService
 from gateway.memory.capture import extract_statements
 from gateway.memory.inject import build_block, insert_after_system_prompt
 from gateway.memory.limits import ModelLimits
 from gateway.memory.records import MemoryScope
 from gateway.memory.retrieval import ScopeIndex, ScoredMemory
 from gateway.memory.service import MemoryService, NewMemory
-from gateway.memory.session import MemoryCandidate, from_retrieval
+from gateway.memory.session import MemoryCandidate, this_turn
 from gateway.memory.text import dedup_key
 from gateway.memory.tokens import Tokenizers
 from gateway.pipeline.request import ChatRequest
@@ -41,8 +43,12 @@ class MemoryStage:
         tokenizers: Tokenizers,
         limits: ModelLimits,
         on_failure: Callable[[str, str], None] | None = None,
+        *,
+        knowledge: KnowledgeService | None = None,
     ) -> None:
         self._service = service
+        # The tenant's knowledge base, retrieved next to the user's memories.
+        self._knowledge = knowledge
         self._on_failure = on_failure
         self._tokenizers = tokenizers
         self._limits = limits
@@ -93,24 +99,34 @@ class MemoryStage:
         query = request.key_text
         with timings.timed("memory_retrieve"):
             index = await self._service.scope_index(scope)
+            knowledge_index = await self._knowledge_index(request)
             retrieved: list[ScoredMemory] = []
-            if index.size and query:
+            knowledge: list[ScoredMemory] = []
+            if query and (index.size or (knowledge_index is not None and knowledge_index.size)):
                 vector = await self._query_vector(request, draft, query, policy)
-                retrieved = await self._service.search(
-                    scope,
-                    query,
-                    policy.retrieve_top_k,
-                    policy,
-                    query_vector=vector,
-                    index=index,
-                )
+                if index.size:
+                    retrieved = await self._service.search(
+                        scope,
+                        query,
+                        policy.retrieve_top_k,
+                        policy,
+                        query_vector=vector,
+                        index=index,
+                    )
+                knowledge = await self._search_knowledge(request, query, vector, knowledge_index)
             if request.session:
                 turn = await self._service.session_turn(
-                    scope, request.session, retrieved, policy, index=index
+                    scope,
+                    request.session,
+                    retrieved,
+                    policy,
+                    index=index,
+                    knowledge=knowledge,
+                    knowledge_index=knowledge_index,
                 )
                 candidates = turn.to_inject
             else:
-                candidates = [from_retrieval(s) for s in retrieved][: policy.session.inject_top_n]
+                candidates = this_turn(retrieved, knowledge)[: policy.session.inject_top_n]
         if candidates:
             with timings.timed("memory_inject"):
                 injected = self._inject(request, draft, policy, messages, candidates)
@@ -118,6 +134,27 @@ class MemoryStage:
                 await self._service.touch(request.tenant, injected)
         if policy.capture.enabled and query:
             await self._capture(timings, draft, policy, scope, query, index)
+
+    async def _knowledge_index(self, request: ChatRequest) -> ScopeIndex | None:
+        """The request's knowledge scope (the tenant's items without a namespace and
+        those of the request's namespace); None when the policy turns knowledge off."""
+        if self._knowledge is None or not request.policy.knowledge.enabled:
+            return None
+        return await self._knowledge.scope_index(KnowledgeScope(request.tenant, request.namespace))
+
+    async def _search_knowledge(
+        self, request: ChatRequest, query: str, vector: Any, index: ScopeIndex | None
+    ) -> list[ScoredMemory]:
+        if self._knowledge is None or index is None or not index.size:
+            return []
+        return await self._knowledge.search(
+            KnowledgeScope(request.tenant, request.namespace),
+            query,
+            request.policy.knowledge.retrieve_top_k,
+            request.policy.memory.ranking,
+            vector,
+            index=index,
+        )
 
     async def _query_vector(
         self, request: ChatRequest, draft: _Draft, query: str, policy: MemoryPolicy
@@ -141,7 +178,7 @@ class MemoryStage:
         messages: list[dict[str, Any]],
         candidates: list[MemoryCandidate],
     ) -> list[str]:
-        """Injects what fits; returns the ids of the memories injected."""
+        """Injects what fits; returns the ids of the user's memories injected."""
         counter = self._tokenizers.for_model(self._limits.tokenizer_model(request.model))
         window = self._limits.context_window(request.model, policy.default_context_window_tokens)
         reserve = _requested_output_tokens(request.body) or policy.reserve_output_tokens
@@ -160,7 +197,8 @@ class MemoryStage:
         }
         draft.tokens = block.tokens
         draft.items = len(block.included)
-        return [candidate.memory_id for candidate in block.included]
+        # Knowledge items are shared by the tenant: their use is not counted per item.
+        return [c.memory_id for c in block.included if c.source != KNOWLEDGE_SOURCE]
 
     async def _capture(
         self,
