@@ -115,6 +115,15 @@ def _eval(args: argparse.Namespace) -> int:
     if args.what == "adaptive":
         return _eval_adaptive(args)
 
+    if args.what == "knowledge":
+        from gateway_tools.evaluation.knowledge_merge import run_knowledge_eval
+
+        return run_knowledge_eval(
+            Path(args.data) if args.data else None,
+            conversations=args.conversations,
+            budgets=args.budgets,
+        )
+
     if args.what == "freshness":
         from gateway_tools.evaluation.freshness import run_freshness_eval
 
@@ -258,7 +267,8 @@ def build_parser() -> argparse.ArgumentParser:
         "through the adaptive threshold)",
     )
     evaluate.add_argument(
-        "what", choices=["pairs", "classifier", "probes", "memory", "adaptive", "freshness"]
+        "what",
+        choices=["pairs", "classifier", "probes", "memory", "adaptive", "freshness", "knowledge"],
     )
     evaluate.add_argument("--data", help="the shared labeled-data folder (e.g. ../shared/data)")
     evaluate.add_argument(
