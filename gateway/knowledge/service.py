@@ -5,6 +5,8 @@ index of each recently used scope, rebuilt when the tenant's knowledge version c
 
 from __future__ import annotations
 
+import asyncio
+import functools
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
@@ -24,6 +26,7 @@ from gateway.knowledge.records import (
 from gateway.memory.guard import GuardVerdict, inspect_memory_content
 from gateway.memory.records import Vector
 from gateway.memory.retrieval import ScopeIndex, ScoredMemory, TermCache, rank
+from gateway.memory.service import INDEX_IN_THREAD_ABOVE_RECORDS, RANK_IN_THREAD_ABOVE_RECORDS
 from gateway.memory.text import dedup_key
 from gateway.policy.knowledge import KnowledgePolicy
 from gateway.policy.models import MemoryRankingPolicy
@@ -106,7 +109,13 @@ class KnowledgeService:
             return cached.index
         stored = await self.store.in_scope(scope)
         records = [record.as_memory() for record in stored]
-        index = ScopeIndex.build(records, self._embedder.name, self._terms)
+        # As for memories: a large scope is indexed off the event loop.
+        if len(records) > INDEX_IN_THREAD_ABOVE_RECORDS:
+            index = await asyncio.to_thread(
+                ScopeIndex.build, records, self._embedder.name, self._terms
+            )
+        else:
+            index = ScopeIndex.build(records, self._embedder.name, self._terms)
         self._scopes[scope] = _CachedScope(version, index, {r.id: r for r in stored})
         self._scopes.move_to_end(scope)
         while len(self._scopes) > self._max_cached_scopes:
@@ -193,7 +202,13 @@ class KnowledgeService:
             index = await self.scope_index(scope)
         if index.size == 0 or not query.strip():
             return []
-        ranked = rank(index, query, query_vector, self._clock(), ranking, top_k=top_k * 2)
+        ranking_call = functools.partial(
+            rank, index, query, query_vector, self._clock(), ranking, top_k=top_k * 2
+        )
+        if index.size > RANK_IN_THREAD_ABOVE_RECORDS:
+            ranked = await asyncio.to_thread(ranking_call)
+        else:
+            ranked = ranking_call()
         seen: set[str] = set()
         unique: list[ScoredMemory] = []
         for scored in ranked:
