@@ -42,7 +42,9 @@ class KnowledgePolicy(StrictModel):
 
     # Retrieved only when the tenant (in the request's namespace) has items.
     enabled: bool = True
-    retrieve_top_k: int = Field(default=5, ge=1, le=100)
+    # 10: at the default 512-token budget, knowledge alone recalls as much LoCoMo
+    # evidence as memories at their 15 (README, "Knowledge and memories together").
+    retrieve_top_k: int = Field(default=10, ge=1, le=100)
     # Who may add and delete: only admin keys (naming the tenant with
     # `x-gateway-tenant`), or also the tenant's own keys.
     writers: Literal["admin", "any_key"] = "admin"

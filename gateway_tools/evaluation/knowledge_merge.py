@@ -7,11 +7,11 @@ set-ups per conversation, each question's block built as the chat pipeline build
 (no session) under each token budget:
 
 - `memory`: the conversation's turns are the user's memories (the baseline);
-- `knowledge`: the same turns are the tenant's knowledge instead, at the policy's
-  `knowledge.retrieve_top_k` and at the memory's `retrieve_top_k`;
+- `knowledge`: the same turns are the tenant's knowledge instead;
 - `memory + distractors`: the turns are the user's memories and every other
-  conversation's turns sit in the tenant's knowledge base, competing for the budget
-  (at `knowledge.retrieve_top_k` 5, the default, and at 15).
+  conversation's turns sit in the tenant's knowledge base, competing for the budget;
+
+each knowledge set-up at `knowledge.retrieve_top_k` 5, 10 (the default) and 15.
 
 gateway eval knowledge --data ../shared/data [--conversations 0-4] [--budgets ...]
 """
@@ -50,15 +50,23 @@ from gateway_tools.evaluation.memory_recall import (
     parse_selection,
 )
 
+# `knowledge.retrieve_top_k` values compared (10 is the default).
+TOP_KS = (5, 10, 15)
 SETUPS = (
     "memory",
-    "knowledge top_k 5",
-    "knowledge top_k 15",
-    "memory + distractors",
-    "memory + distractors top_k 15",
+    *(f"knowledge top_k {k}" for k in TOP_KS),
+    *(f"memory + distractors top_k {k}" for k in TOP_KS),
 )
-# Set-ups that rank the same stored data as another (only the top_k differs).
-_SAME_DATA = {"memory + distractors top_k 15": "memory + distractors"}
+
+
+def _stored_as(setup: str) -> str:
+    """The tenant whose stored data the set-up ranks (set-ups differing only in
+    their top_k share it)."""
+    return setup.rsplit(" top_k ", 1)[0]
+
+
+def _top_k(setup: str) -> int:
+    return int(setup.rsplit(" ", 1)[1])
 
 
 class _CachingEmbedder:
@@ -104,7 +112,7 @@ async def _ranked(
     services: _Services, setup: str, conversation: Conversation, question: str, vector: Any
 ) -> list[ScoredMemory]:
     policy = services.policy
-    tenant = f"{_SAME_DATA.get(setup, setup)}-{conversation.index}"
+    tenant = f"{_stored_as(setup)}-{conversation.index}"
     memories: list[ScoredMemory] = []
     knowledge: list[ScoredMemory] = []
     if setup.startswith("memory"):
@@ -113,10 +121,8 @@ async def _ranked(
             scope, question, policy.memory.retrieve_top_k, policy.memory, query_vector=vector
         )
     if setup != "memory":
-        wide = setup.endswith("top_k 15")
-        top_k = policy.memory.retrieve_top_k if wide else policy.knowledge.retrieve_top_k
         knowledge = await services.knowledge.search(
-            KnowledgeScope(tenant), question, top_k, policy.memory.ranking, vector
+            KnowledgeScope(tenant), question, _top_k(setup), policy.memory.ranking, vector
         )
     return [*memories, *knowledge]
 
@@ -138,8 +144,7 @@ async def _conversation(
             policy.memory,
         )
     turns = [turn.content for turn in conversation.turns]
-    for setup in ("knowledge top_k 5", "knowledge top_k 15"):
-        await _add_knowledge(services, f"{setup}-{conversation.index}", turns)
+    await _add_knowledge(services, f"knowledge-{conversation.index}", turns)
     distractors = [turn.content for other in others for turn in other.turns]
     await _add_knowledge(services, f"memory + distractors-{conversation.index}", distractors)
     keys = {turn.dia_id: dedup_key(turn.content) for turn in conversation.turns}
