@@ -20,6 +20,7 @@ from gateway.api import (
     dashboard,
     embeddings,
     health,
+    knowledge,
     memories,
     memory_lifecycle,
     messages,
@@ -31,9 +32,10 @@ from gateway.api import (
 from gateway.api.errors import install_error_handlers
 from gateway.api.request_id import RequestIdMiddleware
 from gateway.api.v1_alias import V1AliasMiddleware
+from gateway.components import ComponentsFactory, load_components
 from gateway.providers.protocol import Provider
 from gateway.settings import GatewayConfig, ServerSettings
-from gateway.wiring import ComponentsFactory, build_services, load_components
+from gateway.wiring import build_services
 
 
 @contextmanager
@@ -91,6 +93,7 @@ def create_app(
         # Before `memories.router`: `/v1/memories/export` is not a memory id.
         memory_lifecycle.router,
         memories.router,
+        knowledge.router,
         admin.router,
         dashboard.router,
         health.router,

@@ -125,6 +125,20 @@ def _eval(args: argparse.Namespace) -> int:
             output=args.output,
         )
 
+    if args.what == "knowledge":
+        from gateway_tools.evaluation.knowledge_merge import run_knowledge_eval
+
+        return run_knowledge_eval(
+            Path(args.data) if args.data else None,
+            conversations=args.conversations,
+            budgets=args.budgets,
+        )
+
+    if args.what == "freshness":
+        from gateway_tools.evaluation.freshness import run_freshness_eval
+
+        return run_freshness_eval(changes=300 if args.limit is None else args.limit)
+
     from gateway_tools.evaluation.run import DEFAULT_SETS, run_eval
 
     return run_eval(
@@ -269,7 +283,17 @@ def build_parser() -> argparse.ArgumentParser:
         "through the adaptive threshold)",
     )
     evaluate.add_argument(
-        "what", choices=["pairs", "classifier", "probes", "memory", "adaptive", "prefix"]
+        "what",
+        choices=[
+            "pairs",
+            "classifier",
+            "probes",
+            "memory",
+            "adaptive",
+            "prefix",
+            "freshness",
+            "knowledge",
+        ],
     )
     evaluate.add_argument("--data", help="the shared labeled-data folder (e.g. ../shared/data)")
     evaluate.add_argument(
@@ -277,7 +301,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="pair sets, comma-separated (default: qqp,lcqmc,paws_en,pawsx_zh; adaptive: "
         "lcqmc,qqp,bq,afqmc,paws_en,pawsx_zh,probes)",
     )
-    evaluate.add_argument("--limit", type=int, help="pairs per set (default 2000; adaptive: 20000)")
+    evaluate.add_argument(
+        "--limit",
+        type=int,
+        help="pairs per set (default 2000; adaptive: 20000; freshness: changes per backend, 300)",
+    )
     evaluate.add_argument("--protocols", default="pair,pool", help="pair, pool or both")
     evaluate.add_argument("--output", help="also write the results as JSON to this path")
     evaluate.add_argument(

@@ -154,6 +154,36 @@ class MemoryLimitReached(
     cannot succeed until some are deleted."""
 
 
+class KnowledgeNotFound(
+    GatewayError, status_code=404, error_type="invalid_request_error", code="knowledge_not_found"
+):
+    pass
+
+
+class KnowledgeRejectedResponse(
+    GatewayError, status_code=422, error_type="invalid_request_error", code="knowledge_rejected"
+):
+    """The write guard refused a knowledge item (prompt injection or secret)."""
+
+
+class KnowledgeLimitReached(
+    GatewayError,
+    status_code=409,
+    error_type="invalid_request_error",
+    code="knowledge_limit_reached",
+):
+    """The write would take the tenant past `knowledge.limits.max_items_per_tenant`."""
+
+
+class KnowledgeItemTooLarge(
+    GatewayError,
+    status_code=413,
+    error_type="invalid_request_error",
+    code="knowledge_item_too_large",
+):
+    """An item (or a document's chunk) is over `knowledge.limits.max_bytes_per_item`."""
+
+
 class IdempotencyKeyReused(
     GatewayError, status_code=422, error_type="invalid_request_error", code="idempotency_key_reused"
 ):

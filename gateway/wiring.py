@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 
@@ -22,25 +21,22 @@ from gateway.api.body_parsing import BodyLimits, BodyParser
 from gateway.api.prompt_tokens import PromptTokens
 from gateway.auth import KeyRegistry
 from gateway.cache.sweeper import start_sweeper, stop_sweeper
-from gateway.classify.classifier import RequestClassifier
-from gateway.embed.protocol import Embedder
-from gateway.entities.entities import EntityComparator
+from gateway.components import ComponentsFactory, SemanticComponents, load_components
+from gateway.knowledge.service import KnowledgeService
 from gateway.memory.lifecycle import MemoryLifecycle, sweep_with_cleanup
 from gateway.memory.limits import ModelLimits, model_limits
 from gateway.memory.service import MemoryService
 from gateway.memory.tokens import Tokenizers
-from gateway.nlp import TextAnalyzer
 from gateway.pipeline.audit import HitAuditor
 from gateway.pipeline.classify import ClassifyStage
 from gateway.pipeline.exact import ExactCacheStage
 from gateway.pipeline.memory import MemoryStage
 from gateway.pipeline.namespaces import NamespaceLimiter
 from gateway.pipeline.runner import ChatPipeline
-from gateway.pipeline.semantic import SemanticCacheStage, StructureGuard
+from gateway.pipeline.semantic import SemanticCacheStage
 from gateway.pipeline.single_flight import SingleFlight
 from gateway.policy.loader import PolicyStore, stop_watching
 from gateway.providers.protocol import ChatProvider, Provider
-from gateway.review.protocol import Reviewer
 from gateway.settings import GatewayConfig
 from gateway.storage import Storage, open_storage
 from gateway.telemetry.exports import (
@@ -56,77 +52,6 @@ from gateway.toolcache.service import ToolCacheService
 from gateway.toolcache.stats import ToolCacheStats
 
 logger = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True, slots=True)
-class SemanticComponents:
-    """The model-backed parts (spaCy, the encoder, the reviewer models)."""
-
-    classifier: RequestClassifier
-    comparator: EntityComparator
-    embedder: Embedder
-    embedding_dimensions: int
-    reviewer: Reviewer | None
-    guard: StructureGuard | None = None
-
-
-ComponentsFactory = Callable[[GatewayConfig, Provider], Awaitable[SemanticComponents]]
-
-
-async def load_text_components() -> tuple[RequestClassifier, EntityComparator]:
-    analyzer = await asyncio.to_thread(TextAnalyzer.load)
-    return RequestClassifier(analyzer), EntityComparator(analyzer)
-
-
-async def load_local_embedder() -> Embedder:
-    from gateway.embed.local_use import UniversalSentenceEncoder
-
-    embedder = UniversalSentenceEncoder()
-    await embedder.warm_up()
-    return embedder
-
-
-def build_embedder(config: GatewayConfig, provider: Provider, local: Embedder | None) -> Embedder:
-    if config.semantic.embedder == "local":
-        if local is None:
-            raise RuntimeError("the local embedder was not loaded")
-        return local
-    from gateway.embed.litellm_embedder import LiteLLMEmbedder
-
-    return LiteLLMEmbedder(provider, config.semantic.embedder)
-
-
-def build_reviewer(config: GatewayConfig, provider: Provider) -> Reviewer | None:
-    if config.semantic.reviewer == "none":
-        return None
-    if config.semantic.reviewer == "local":
-        from gateway.review.local import LocalPairReviewer
-
-        return LocalPairReviewer.load()
-    from gateway.review.litellm_reviewer import LiteLLMReviewer
-
-    return LiteLLMReviewer(provider, config.semantic.reviewer)
-
-
-def load_guard() -> StructureGuard:
-    from gateway.review.local import LocalPairReviewer
-
-    return LocalPairReviewer.load()
-
-
-async def load_components(config: GatewayConfig, provider: Provider) -> SemanticComponents:
-    classifier, comparator = await load_text_components()
-    local = await load_local_embedder() if config.semantic.embedder == "local" else None
-    embedder = build_embedder(config, provider, local)
-    dimensions = config.semantic.embedding_dimensions or embedder.dimensions
-    return SemanticComponents(
-        classifier=classifier,
-        comparator=comparator,
-        embedder=embedder,
-        embedding_dimensions=dimensions,
-        reviewer=build_reviewer(config, provider),
-        guard=load_guard(),
-    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,6 +75,7 @@ class Services:
     shadow: ShadowVerifier
     prompt_tokens: PromptTokens  # `POST /v1/messages/count_tokens`
     tool_cache: ToolCacheService  # `/v1/tool-cache`
+    knowledge: KnowledgeService  # `/v1/knowledge`, and retrieved by the memory stage
     exit_stack: AsyncExitStack = field(repr=False, compare=False)
 
     async def aclose(self) -> None:
@@ -234,6 +160,7 @@ def _pipeline(
     limits: ModelLimits,
     observers: _Observers,
     tokenizers: Tokenizers,
+    knowledge: KnowledgeService,
 ) -> ChatPipeline:
     semantic = SemanticCacheStage(
         components.embedder,
@@ -256,6 +183,7 @@ def _pipeline(
             metrics.store_failure,
             tasks=stores.storage.tasks,
             summariser=upstream,
+            knowledge=knowledge,
         ),
         on_store_failure=metrics.store_failure,
         single_flight=_single_flight(stores.storage),
@@ -303,6 +231,14 @@ async def _open_stores(
             config.capacity.max_namespaces_per_tenant, config.capacity.namespace_idle_seconds
         ),
     )
+
+
+def _knowledge(
+    stores: _Stores, components: SemanticComponents, tokenizers: Tokenizers
+) -> KnowledgeService:
+    # Documents are chunked in the default encoding (cl100k_base): one size for all the
+    # models that may later be told a chunk.
+    return KnowledgeService(stores.storage.knowledge, components.embedder, tokenizers.for_model(""))
 
 
 def _start_background_tasks(
@@ -360,8 +296,9 @@ async def build_services(
         _export_metrics(policies, stores, observers)
         # Loads the tiktoken encodings offline now, so a broken install fails at start.
         tokenizers = Tokenizers()
+        knowledge = _knowledge(stores, components, tokenizers)
         pipeline = _pipeline(
-            config, upstream, components, policies, stores, limits, observers, tokenizers
+            config, upstream, components, policies, stores, limits, observers, tokenizers, knowledge
         )
         _start_background_tasks(stack, config, policies, stores.storage, stores.memory)
         logger.info(
@@ -387,6 +324,7 @@ async def build_services(
             shadow=observers.shadow,
             prompt_tokens=PromptTokens(tokenizers, limits),
             tool_cache=_tool_cache(stores.storage, observers.metrics),
+            knowledge=knowledge,
             exit_stack=stack.pop_all(),
         )
     raise AssertionError("unreachable: the block returns or raises")

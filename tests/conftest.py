@@ -14,12 +14,7 @@ import pytest
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from gateway.app import create_app
-from gateway.providers.protocol import Provider
-from gateway.settings import GatewayConfig, parse_config
-from gateway.testing.fake_upstream import UpstreamLog, create_fake_upstream
-from gateway.testing.redis_server import RedisServer
-from gateway.testing.threaded_server import ThreadedServer
-from gateway.wiring import (
+from gateway.components import (
     ComponentsFactory,
     SemanticComponents,
     build_embedder,
@@ -28,6 +23,11 @@ from gateway.wiring import (
     load_local_embedder,
     load_text_components,
 )
+from gateway.providers.protocol import Provider
+from gateway.settings import GatewayConfig, parse_config
+from gateway.testing.fake_upstream import UpstreamLog, create_fake_upstream
+from gateway.testing.redis_server import RedisServer
+from gateway.testing.threaded_server import ThreadedServer
 from tests.helpers import FakeUpstream, GatewayFactory, RunningGateway, gateway_config_dict
 
 

@@ -7,13 +7,15 @@ import re
 
 from fastapi import Request
 
-from gateway.errors import InvalidRequest
+from gateway.auth import Principal
+from gateway.errors import Forbidden, InvalidRequest
 from gateway.tasks.records import MAX_TASK_ID_CHARS, TASK_ID
 
 USER_HEADER = "x-gateway-user"
 SESSION_HEADER = "x-gateway-session"
 NAMESPACE_HEADER = "x-gateway-namespace"
 TASK_HEADER = "x-gateway-task"
+TENANT_HEADER = "x-gateway-tenant"
 # Printable, no control characters; long enough for emails and UUIDs.
 _IDENTIFIER = re.compile(r"[^\x00-\x1f\x7f]{1,256}")
 
@@ -60,3 +62,20 @@ def task_header(request: Request) -> str | None:
             code="invalid_task_id",
         )
     return value
+
+
+def request_tenant(request: Request, principal: Principal) -> str:
+    """The tenant an API request acts for: the key's own; an admin key names it with
+    `x-gateway-tenant` (or the `tenant` query parameter)."""
+    asked = request.headers.get(TENANT_HEADER) or request.query_params.get("tenant")
+    if principal.is_admin:
+        if not asked:
+            raise InvalidRequest(
+                f"Admin keys must name the tenant with '{TENANT_HEADER}'.",
+                param=TENANT_HEADER,
+                code="tenant_required",
+            )
+        return checked_identifier(asked, TENANT_HEADER)
+    if asked and asked != principal.tenant:
+        raise Forbidden("This API key cannot act for another tenant.")
+    return principal.tenant

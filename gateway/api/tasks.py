@@ -23,7 +23,8 @@ from gateway.api.scope import memory_user
 from gateway.api.task_schemas import TaskIn, TaskPatchIn, size_problem
 from gateway.errors import GatewayError, InvalidRequest, StoreUnavailableResponse
 from gateway.policy.working_memory import TaskPolicy
-from gateway.storage.protocols import StoreUnavailable, TaskStore
+from gateway.storage.agent_protocols import TaskStore
+from gateway.storage.protocols import StoreUnavailable
 from gateway.tasks.patch import apply_patch, with_status
 from gateway.tasks.records import MAX_TASK_ID_CHARS, TASK_ID, TaskRecord, TaskStatus
 from gateway.wiring import Services

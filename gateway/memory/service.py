@@ -15,6 +15,7 @@ from typing import Any
 
 from gateway.embed.protocol import Embedder
 from gateway.errors import GatewayInternalError
+from gateway.knowledge.records import KNOWLEDGE_SOURCE
 from gateway.memory.guard import GuardVerdict, inspect_memory_content
 from gateway.memory.records import (
     MemoryKind,
@@ -332,18 +333,31 @@ class MemoryService:
         retrieved: Sequence[ScoredMemory],
         policy: MemoryPolicy,
         index: ScopeIndex | None = None,
+        *,
+        knowledge: Sequence[ScoredMemory] = (),
+        knowledge_index: ScopeIndex | None = None,
     ) -> SessionTurn:
-        """Merge this turn's retrieval with the session cache and write the cache back.
+        """Merge this turn's retrieval (memories and, when given, the tenant's
+        knowledge) with the session cache and write the cache back.
 
         Cached items whose memory was deleted are dropped here too: `delete` removes
         them from the sessions, but a turn that read the session before the delete may
-        have written them back."""
+        have written them back. Cached knowledge items live only while they are in
+        `knowledge_index` (the request's knowledge scope, fresh: its version is read on
+        every turn), so a deleted or replaced item is never injected again, nor one of
+        another namespace; without an index (knowledge off) none are kept."""
         settings = policy.session
         now = self._clock()
         cached = await self.sessions.load(scope.tenant, scope.user, session)
-        live = await self._still_stored(scope, cached, index)
-        kept = [item for item in cached if item.memory_id in live]
-        turn = merge_turn(kept, retrieved, settings, now)
+        memories = [item for item in cached if item.source != KNOWLEDGE_SOURCE]
+        live = await self._still_stored(scope, memories, index)
+        known = frozenset() if knowledge_index is None else knowledge_index.ids
+        kept = [
+            item
+            for item in cached
+            if item.memory_id in (known if item.source == KNOWLEDGE_SOURCE else live)
+        ]
+        turn = merge_turn(kept, retrieved, settings, now, knowledge)
         if turn.changed or len(kept) != len(cached):
             await self.sessions.save(
                 scope.tenant, scope.user, session, turn.session_items, settings.ttl_seconds

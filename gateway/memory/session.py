@@ -16,10 +16,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
+from gateway.knowledge.records import KNOWLEDGE_SOURCE
 from gateway.memory.retrieval import ScoredMemory
 from gateway.memory.text import dedup_key
 from gateway.policy.models import SessionMemoryPolicy
 from gateway.storage.protocols import SessionItem
+
+MEMORY_SOURCE = "memory"
 
 
 class Origin(StrEnum):
@@ -36,8 +39,9 @@ class MemoryCandidate:
     content: str
     score: float
     origin: Origin
-    memory_id: str
+    memory_id: str  # a memory's id, or a knowledge item's (`source` says which)
     created_at: float
+    source: str = MEMORY_SOURCE  # "memory" (the user's) or "knowledge" (the tenant's)
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,7 +51,7 @@ class SessionTurn:
     changed: bool  # whether the cache needs writing back
 
 
-def from_retrieval(scored: ScoredMemory) -> MemoryCandidate:
+def from_retrieval(scored: ScoredMemory, source: str = MEMORY_SOURCE) -> MemoryCandidate:
     return MemoryCandidate(
         key=dedup_key(scored.record.content),
         content=scored.record.content,
@@ -55,7 +59,18 @@ def from_retrieval(scored: ScoredMemory) -> MemoryCandidate:
         origin=Origin.THIS_TURN,
         memory_id=scored.record.id,
         created_at=scored.record.created_at,
+        source=source,
     )
+
+
+def this_turn(
+    retrieved: Sequence[ScoredMemory], knowledge: Sequence[ScoredMemory] = ()
+) -> list[MemoryCandidate]:
+    """This turn's memories and knowledge as candidates, ranked together by score (the
+    two are scored on one scale: the same ranking)."""
+    candidates = [from_retrieval(scored) for scored in retrieved]
+    candidates += [from_retrieval(scored, KNOWLEDGE_SOURCE) for scored in knowledge]
+    return sorted(candidates, key=lambda candidate: -candidate.score)
 
 
 def merge_turn(
@@ -63,7 +78,10 @@ def merge_turn(
     retrieved: Sequence[ScoredMemory],
     settings: SessionMemoryPolicy,
     now: float,
+    knowledge: Sequence[ScoredMemory] = (),
 ) -> SessionTurn:
+    """`knowledge`: this turn's hits in the tenant's knowledge base, merged with the
+    memories exactly like them (admitted, deduplicated and ranked by score)."""
     best: dict[str, MemoryCandidate] = {}
 
     def offer(candidate: MemoryCandidate) -> None:
@@ -72,8 +90,8 @@ def merge_turn(
         if current is None or candidate.score > current.score:
             best[candidate.key] = candidate
 
-    this_turn = [from_retrieval(scored) for scored in retrieved]
-    for candidate in this_turn:
+    retrieved_now = this_turn(retrieved, knowledge)
+    for candidate in retrieved_now:
         offer(candidate)
     for item in cached:
         offer(
@@ -84,6 +102,7 @@ def merge_turn(
                 origin=Origin.SESSION,
                 memory_id=item.memory_id,
                 created_at=item.created_at,
+                source=item.source,
             )
         )
     ranked = sorted(best.values(), key=lambda candidate: -candidate.score)
@@ -92,7 +111,7 @@ def merge_turn(
     items = list(cached)
     position = {item.key: index for index, item in enumerate(items)}
     changed = False
-    for candidate in this_turn:
+    for candidate in retrieved_now:
         if candidate.score < settings.admit_min_score:
             continue
         index = position.get(candidate.key)
@@ -119,4 +138,5 @@ def _item(candidate: MemoryCandidate, now: float) -> SessionItem:
         memory_id=candidate.memory_id,
         created_at=candidate.created_at,
         admitted_at=now,
+        source=candidate.source,
     )

@@ -18,13 +18,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from gateway.errors import StoreUnavailableResponse
+from gateway.knowledge.records import KNOWLEDGE_SOURCE, KnowledgeScope
+from gateway.knowledge.service import KnowledgeService
 from gateway.memory.capture import extract_statements
 from gateway.memory.inject import procedural_candidate
 from gateway.memory.limits import ModelLimits
 from gateway.memory.records import MemoryScope
 from gateway.memory.retrieval import ScopeIndex, ScoredMemory
 from gateway.memory.service import MemoryService, NewMemory
-from gateway.memory.session import MemoryCandidate, from_retrieval
+from gateway.memory.session import MemoryCandidate, this_turn
 from gateway.memory.text import dedup_key
 from gateway.memory.tokens import Tokenizers
 from gateway.memory.tool_results import ToolResultShrinker
@@ -34,7 +36,8 @@ from gateway.pipeline.task_state import INJECTED, NO_ROOM, TaskFound, TaskLookup
 from gateway.pipeline.values import MemoryInjection, QueryEmbedding, Timings
 from gateway.policy.models import MemoryPolicy
 from gateway.providers.protocol import ChatProvider
-from gateway.storage.protocols import QuotaExceeded, TaskStore
+from gateway.storage.agent_protocols import TaskStore
+from gateway.storage.protocols import QuotaExceeded
 from gateway.telemetry.throttled_log import ThrottledLogger
 
 logger = logging.getLogger(__name__)
@@ -49,8 +52,11 @@ class MemoryStage:
         on_failure: Callable[[str, str], None] | None = None,
         tasks: TaskStore | None = None,
         summariser: ChatProvider | None = None,
+        knowledge: KnowledgeService | None = None,
     ) -> None:
         self._service = service
+        # The tenant's knowledge base, retrieved next to the user's memories.
+        self._knowledge = knowledge
         self._tasks = TaskLookup(tasks)
         # Chat calls for `working_memory.summarise_model` (tool-result summaries).
         self._summariser = summariser
@@ -117,25 +123,56 @@ class MemoryStage:
         query = request.key_text
         with timings.timed("memory_retrieve"):
             index = await self._service.scope_index(scope)
+            knowledge_index = await self._knowledge_index(request)
             retrieved: list[ScoredMemory] = []
-            if index.size and query:
+            knowledge: list[ScoredMemory] = []
+            if query and (index.size or (knowledge_index is not None and knowledge_index.size)):
                 vector = await self._query_vector(request, draft, query, policy)
-                retrieved = await self._service.search(
-                    scope,
-                    query,
-                    policy.retrieve_top_k,
-                    policy,
-                    query_vector=vector,
-                    index=index,
-                )
+                if index.size:
+                    retrieved = await self._service.search(
+                        scope,
+                        query,
+                        policy.retrieve_top_k,
+                        policy,
+                        query_vector=vector,
+                        index=index,
+                    )
+                knowledge = await self._search_knowledge(request, query, vector, knowledge_index)
             if request.session:
                 turn = await self._service.session_turn(
-                    scope, request.session, retrieved, policy, index=index
+                    scope,
+                    request.session,
+                    retrieved,
+                    policy,
+                    index=index,
+                    knowledge=knowledge,
+                    knowledge_index=knowledge_index,
                 )
                 candidates = turn.to_inject
             else:
-                candidates = [from_retrieval(s) for s in retrieved][: policy.session.inject_top_n]
+                candidates = this_turn(retrieved, knowledge)[: policy.session.inject_top_n]
         return candidates, index
+
+    async def _knowledge_index(self, request: ChatRequest) -> ScopeIndex | None:
+        """The request's knowledge scope (the tenant's items without a namespace and
+        those of the request's namespace); None when the policy turns knowledge off."""
+        if self._knowledge is None or not request.policy.knowledge.enabled:
+            return None
+        return await self._knowledge.scope_index(KnowledgeScope(request.tenant, request.namespace))
+
+    async def _search_knowledge(
+        self, request: ChatRequest, query: str, vector: Any, index: ScopeIndex | None
+    ) -> list[ScoredMemory]:
+        if self._knowledge is None or index is None or not index.size:
+            return []
+        return await self._knowledge.search(
+            KnowledgeScope(request.tenant, request.namespace),
+            query,
+            request.policy.knowledge.retrieve_top_k,
+            request.policy.memory.ranking,
+            vector,
+            index=index,
+        )
 
     async def _query_vector(
         self, request: ChatRequest, draft: _Draft, query: str, policy: MemoryPolicy
@@ -193,7 +230,8 @@ class MemoryStage:
             draft.body = {**request.body, "messages": assembled.messages}
         draft.tokens = assembled.task_tokens + assembled.memory_tokens
         draft.items = len(assembled.included)
-        return [candidate.memory_id for candidate in assembled.included]
+        # Knowledge items are shared by the tenant: their use is not counted per item.
+        return [c.memory_id for c in assembled.included if c.source != KNOWLEDGE_SOURCE]
 
     async def _capture(
         self,

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 
 from gateway.errors import StoreUnavailableResponse
 from gateway.pipeline.request import ChatRequest
-from gateway.storage.protocols import StoreUnavailable, TaskStore
+from gateway.storage.agent_protocols import TaskStore
+from gateway.storage.protocols import StoreUnavailable
 from gateway.tasks.records import TaskRecord
 
 # x-gateway-task-outcome values

@@ -8,6 +8,7 @@ from typing import Any, Literal
 from pydantic import Field, model_validator
 
 from gateway.classify.classes import NonCacheableClass
+from gateway.policy.knowledge import KnowledgePolicy
 from gateway.policy.memory_lifecycle import KindHalfLives, MemoryRetentionPolicy
 from gateway.policy.tool_cache import ToolCachePolicy
 from gateway.policy.working_memory import TaskPolicy, WorkingMemoryPolicy
@@ -354,6 +355,7 @@ class Policy(StrictModel):
     memory: MemoryPolicy = Field(default_factory=MemoryPolicy)
     tasks: TaskPolicy = Field(default_factory=TaskPolicy)
     working_memory: WorkingMemoryPolicy = Field(default_factory=WorkingMemoryPolicy)
+    knowledge: KnowledgePolicy = Field(default_factory=KnowledgePolicy)
     failure: FailurePolicy = Field(default_factory=FailurePolicy)
     single_flight: SingleFlightPolicy = Field(default_factory=SingleFlightPolicy)
     telemetry: TelemetryPolicy = Field(default_factory=TelemetryPolicy)

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gateway.cache.eviction import CapacityLedger
+from gateway.storage.agent_protocols import KnowledgeStore, TaskStore, ToolCacheStore
 from gateway.storage.protocols import (
     AdaptiveCounterStore,
     ExactCache,
@@ -15,8 +16,6 @@ from gateway.storage.protocols import (
     MemoryStore,
     ResponseStore,
     SessionStore,
-    TaskStore,
-    ToolCacheStore,
     VectorIndex,
 )
 
@@ -54,3 +53,5 @@ class Storage:
     tasks: TaskStore
     # The agents' tool-result cache (per tenant, TTL per entry, capped).
     tool_cache: ToolCacheStore
+    # The tenant knowledge base (`/v1/knowledge`).
+    knowledge: KnowledgeStore

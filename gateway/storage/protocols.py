@@ -20,8 +20,6 @@ import numpy.typing as npt
 from gateway.cache.purge import PurgeFilter
 from gateway.errors import GatewayInternalError
 from gateway.memory.records import MemoryRecord, MemoryScope
-from gateway.tasks.records import TaskRecord, TaskStatus
-from gateway.toolcache.records import ToolCacheEntry, ToolCacheFilter
 
 Vector = npt.NDArray[np.float32]
 # scope -> field -> value (the adaptive counters)
@@ -138,6 +136,9 @@ class SessionItem:
     memory_id: str
     created_at: float  # the memory's, so the injected line can carry its date
     admitted_at: float
+    # Where it came from: "memory" (the user's, `memory_id` a memory id) or "knowledge"
+    # (the tenant's knowledge base, `memory_id` a knowledge item id).
+    source: str = "memory"
 
 
 @dataclass(frozen=True, slots=True)
@@ -339,57 +340,6 @@ class ResponseStore(Protocol):
 
     async def delete(self, tenant: str, response_id: str) -> bool:
         """Whether there was one to delete."""
-        ...
-
-    async def close(self) -> None: ...
-
-
-# Task state (`/v1/tasks`): exact records per (tenant, user, task id).
-
-# `created`; `exists`: the id is taken (nothing written); `limit`: the user already has
-# the most tasks the policy allows (nothing written).
-TaskCreated = Literal["created", "exists", "limit"]
-
-
-class TaskStore(Protocol):
-    """Tasks by (tenant, user, task id): another user's or tenant's id is not found.
-    Never evicted: a task lives until it is deleted (archived ones included)."""
-
-    async def get(self, tenant: str, user: str, task_id: str) -> TaskRecord | None: ...
-
-    async def create(self, record: TaskRecord, max_tasks_per_user: int) -> TaskCreated: ...
-
-    async def replace(self, record: TaskRecord, expected_revision: int) -> bool:
-        """Write `record` only if the stored one still has `expected_revision`; False
-        (nothing written) when it changed or is gone."""
-        ...
-
-    async def delete(self, tenant: str, user: str, task_id: str) -> bool: ...
-
-    async def list(
-        self, tenant: str, user: str, status: TaskStatus | None = None
-    ) -> list[TaskRecord]:
-        """The user's tasks, most recently updated first (at most the per-user cap)."""
-        ...
-
-
-# The tool-result cache for agents.
-
-
-class ToolCacheStore(Protocol):
-    """Tool results by (tenant, key), each with its own expiry; capped like the
-    response caches (`capacity.tool_cache`, least recently used first)."""
-
-    async def get(self, tenant: str, key: str) -> ToolCacheEntry | None:
-        """None when absent, expired, or another tenant's; a hit counts as a use."""
-        ...
-
-    async def put(self, entry: ToolCacheEntry) -> None:
-        """Stored until `entry.expires_at`, replacing the key's earlier result."""
-        ...
-
-    async def delete(self, tool_filter: ToolCacheFilter) -> int:
-        """Remove the tenant's entries that match; returns how many."""
         ...
 
     async def close(self) -> None: ...

@@ -36,6 +36,7 @@ def session_items_to_json(items: Sequence[SessionItem]) -> bytes:
                 "memory_id": item.memory_id,
                 "created_at": item.created_at,
                 "admitted_at": item.admitted_at,
+                "source": item.source,
             }
             for item in items
         ]
@@ -51,6 +52,8 @@ def session_items_from_json(raw: bytes | str) -> list[SessionItem]:
             memory_id=str(value["memory_id"]),
             created_at=float(value["created_at"]),
             admitted_at=float(value["admitted_at"]),
+            # Sessions written before the knowledge base hold memories only.
+            source=str(value.get("source") or "memory"),
         )
         for value in orjson.loads(raw)
     ]

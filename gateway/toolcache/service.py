@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from gateway.policy.tool_cache import ToolCachePolicy
-from gateway.storage.protocols import StoreUnavailable, ToolCacheStore
+from gateway.storage.agent_protocols import ToolCacheStore
+from gateway.storage.protocols import StoreUnavailable
 from gateway.toolcache.keys import ToolCall, tool_cache_key
 from gateway.toolcache.records import ToolCacheEntry, ToolCacheFilter
 from gateway.toolcache.stats import LookupOutcome, PutOutcome, ToolCacheStats

@@ -10,6 +10,7 @@ from typing import TextIO
 
 import orjson
 
+from gateway.components import ComponentsFactory, load_components
 from gateway.errors import GatewayInternalError
 from gateway.policy.errors import PolicyError
 from gateway.providers.protocol import Provider
@@ -22,7 +23,6 @@ from gateway.warmup.importer import (
     import_file,
 )
 from gateway.warmup.progress import Progress
-from gateway.wiring import ComponentsFactory, load_components
 
 EXIT_OK = 0
 EXIT_STORE_FAILED = 1  # some records could not be written (or the store is down)

@@ -28,6 +28,7 @@ from gateway.api.schemas import ChatCompletionRequest, parse_body
 from gateway.api.scope import checked_identifier
 from gateway.auth import Principal
 from gateway.completions import finished_normally, replay_gap
+from gateway.components import ComponentsFactory
 from gateway.errors import GatewayInternalError, InvalidRequest
 from gateway.memory.inject import MEMORY_HEADER
 from gateway.pipeline.classify import ClassifyStage
@@ -42,7 +43,6 @@ from gateway.storage import open_storage
 from gateway.warmup.progress import Progress
 from gateway.warmup.records import RecordedPair, RecordError, Refusal, parse_line
 from gateway.warmup.seed import AdaptiveSeeder, SeedSummary, open_seeder
-from gateway.wiring import ComponentsFactory
 
 logger = logging.getLogger(__name__)
 

@@ -61,7 +61,7 @@ async def load_streams(
 ) -> dict[str, list[StreamPair]]:
     """Each set's per-pair signals, from `cache_dir` when computed before. With `half`,
     the pairs of that half (`pairs.in_half`) of the (limited) set."""
-    from gateway.wiring import load_guard, load_local_embedder
+    from gateway.components import load_guard, load_local_embedder
     from gateway_tools.evaluation.run import _eval_comparator
 
     policy = SemanticCachePolicy()

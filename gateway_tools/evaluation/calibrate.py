@@ -221,7 +221,7 @@ async def score_sets(
 ) -> tuple[str, list[ScoredSet]]:
     """Half "a" of every set: raw cosines, labels, and which pairs pass the checks
     (with the embedder's name)."""
-    from gateway.wiring import load_guard, load_text_components
+    from gateway.components import load_guard, load_text_components
 
     embedder = build_embedder(embedder_name, config)
     await embedder.warm_up()

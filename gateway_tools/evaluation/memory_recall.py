@@ -491,7 +491,7 @@ async def _run(
     started = time.perf_counter()
     conversations = load_conversations(path, selection)
     if embedder is None:
-        from gateway.wiring import load_local_embedder
+        from gateway.components import load_local_embedder
 
         embedder = await load_local_embedder()
     loaded = time.perf_counter()

@@ -13,11 +13,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from gateway.components import load_guard, load_local_embedder, load_text_components
 from gateway.entities.entities import EntityComparator
 from gateway.nlp import TextAnalyzer
 from gateway.policy.models import Policy, SemanticCachePolicy
 from gateway.review.local import LocalPairReviewer
-from gateway.wiring import load_guard, load_local_embedder, load_text_components
 from gateway_tools.evaluation.followup_reuse import evaluate_followup_reuse
 from gateway_tools.evaluation.pairs import (
     ablation_variants,

@@ -13,11 +13,11 @@ import orjson
 import pytest
 
 from gateway.cli import main
+from gateway.components import ComponentsFactory
 from gateway.memory.inject import MEMORY_HEADER
 from gateway.settings import parse_config
 from gateway.testing.threaded_server import free_port
 from gateway.warmup.command import import_options, run_import
-from gateway.wiring import ComponentsFactory
 from tests.e2e.helpers import client_for, unique_prompt, upstream_calls
 from tests.helpers import (
     ADMIN_KEY,

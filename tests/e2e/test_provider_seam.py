@@ -10,10 +10,10 @@ import openai
 import pytest
 
 from gateway.app import create_app
+from gateway.components import ComponentsFactory
 from gateway.settings import parse_config
 from gateway.testing.fake_provider import FakeProvider
 from gateway.testing.threaded_server import ThreadedServer
-from gateway.wiring import ComponentsFactory
 from tests.conftest import RunningGateway, gateway_config_dict
 from tests.e2e.helpers import client_for, unique_prompt
 

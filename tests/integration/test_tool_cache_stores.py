@@ -12,8 +12,8 @@ import pytest
 
 from gateway.cache.eviction import CapacityLedger, EvictionReason
 from gateway.cache.limits import StoreLimits
+from gateway.storage.agent_protocols import ToolCacheStore
 from gateway.storage.embedded.tool_cache import SQLiteToolCache
-from gateway.storage.protocols import ToolCacheStore
 from gateway.storage.redis.capacity import RedisCapacity
 from gateway.storage.redis.connection import RedisConnection
 from gateway.storage.redis.tool_cache import RedisToolCache

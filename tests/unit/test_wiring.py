@@ -15,6 +15,7 @@ import spacy
 from gateway.api.deps import get_services
 from gateway.app import create_app
 from gateway.classify.classifier import RequestClassifier
+from gateway.components import SemanticComponents
 from gateway.entities.entities import EntityComparator
 from gateway.nlp import TextAnalyzer
 from gateway.pipeline.request import ChatRequest
@@ -23,7 +24,7 @@ from gateway.providers.protocol import Provider
 from gateway.settings import GatewayConfig, parse_config
 from gateway.testing.fake_provider import FakeProvider
 from gateway.testing.fakes import StaticReviewer, TableEmbedder
-from gateway.wiring import SemanticComponents, Services, build_services
+from gateway.wiring import Services, build_services
 from tests.helpers import ADMIN_KEY, TENANT_KEYS, gateway_config_dict
 
 BACKGROUND_TASKS = {"policy-watcher", "expiry-sweep"}

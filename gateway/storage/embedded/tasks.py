@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from gateway.storage.agent_protocols import TaskCreated
 from gateway.storage.embedded.database import SQLiteDatabase, transaction
-from gateway.storage.protocols import TaskCreated
 from gateway.tasks.records import TaskRecord, TaskStatus, task_from_json, task_to_json
 
 TASKS_SCHEMA = """

@@ -12,6 +12,7 @@ from gateway.settings import StorageSettings
 from gateway.storage.opened import FlightStores, Storage
 from gateway.storage.redis.adaptive import RedisAdaptiveStore
 from gateway.storage.redis.backend import RedisBackend
+from gateway.storage.redis.knowledge import RedisKnowledgeStore
 from gateway.storage.redis.memory import RedisMemoryStore
 from gateway.storage.redis.responses import RedisResponseStore
 from gateway.storage.redis.sessions import RedisSessionStore
@@ -71,4 +72,5 @@ async def open_redis_storage(
         responses=RedisResponseStore(backend),
         tasks=RedisTaskStore(backend),
         tool_cache=tool_cache,
+        knowledge=RedisKnowledgeStore(backend),
     )

@@ -13,7 +13,7 @@ from typing import Any
 
 from redis.asyncio import Redis
 
-from gateway.storage.protocols import TaskCreated
+from gateway.storage.agent_protocols import TaskCreated
 from gateway.storage.redis.backend import RedisBackend
 from gateway.tasks.records import TaskRecord, TaskStatus, task_from_json, task_to_json
 

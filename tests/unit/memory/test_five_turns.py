@@ -120,19 +120,19 @@ async def test_a_short_turn_carries_what_the_session_gathered(service: MemorySer
     turn_3 = memory_block(bodies[2])
     assert turn_3 is not None
     # Retrieved this turn: all three (0.9, 0.75, 0.68 are above min_score 0.5).
-    assert turn_3.count("[this turn,") == 3
+    assert turn_3.count("[memory, this turn,") == 3
     turn_4 = memory_block(bodies[3])
     assert turn_4 is not None
-    assert "[this turn, " in turn_4 and "managed Kafka" in turn_4
+    assert "[memory, this turn, " in turn_4 and "managed Kafka" in turn_4
     assert "coffee machine" not in turn_4  # 0.68: never admitted to the session
-    assert turn_4.count("[earlier in this session,") == 2
+    assert turn_4.count("[memory, earlier in this session,") == 2
 
     # Turn 5 retrieves nothing by itself...
     final = memory_block(bodies[4])
     assert final is not None
     lines = block_lines(final)
     assert len(lines) == 3
-    assert all(line.startswith("- [earlier in this session, ") for line in lines)
+    assert all(line.startswith("- [memory, earlier in this session, ") for line in lines)
     # ...best score first: 0.9, 0.8, 0.75.
     assert "PostgreSQL 15" in lines[0]
     assert "managed Kafka" in lines[1]

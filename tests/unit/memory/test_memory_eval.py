@@ -139,10 +139,10 @@ def one_line_budget() -> int:
     """Room for the longest single line, never for two lines."""
     counter = Tokenizers().for_model("gpt-4o-mini")
     header = frame_tokens(counter)
-    line = "- [this turn, 2023-05-20] " + (
+    line = "- [memory, this turn, 2023-05-20] " + (
         "Alice: I adopted a rescue puppy last week. [shared a photo: a small brown puppy on a rug]"
     )
-    shortest = "- [this turn, 2023-05-20] Alice: Sure, see you then!"
+    shortest = "- [memory, this turn, 2023-05-20] Alice: Sure, see you then!"
     budget = header + counter.count(line) + 1
     assert header + 2 * (counter.count(shortest) + 1) > budget
     return budget

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from gateway.components import load_guard, load_local_embedder, load_text_components
 from gateway.policy.models import SemanticCachePolicy
 from gateway.review.local import LocalPairReviewer
-from gateway.wiring import load_guard, load_local_embedder, load_text_components
 from gateway_tools.evaluation.probes import evaluate_probes, load_probes
 from gateway_tools.evaluation.structural import evaluate_structural_probes, load_structural_probes
 
