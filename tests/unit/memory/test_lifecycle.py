@@ -125,7 +125,7 @@ def test_pinned_lines_come_first_within_their_own_budget() -> None:
     assert block.message is not None
     lines = block_lines(block.message["content"])
     # The long rule does not fit the 40-token procedural budget; the short one leads.
-    assert lines[0].startswith("- [standing instruction, ") and "French" in lines[0]
+    assert lines[0].startswith("- [memory, standing instruction, ") and "French" in lines[0]
     assert [c.memory_id for c in block.included] == ["p0", "m0", "m1", "m2"]
 
 
