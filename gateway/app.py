@@ -15,6 +15,8 @@ from fastapi import FastAPI
 
 from gateway.api import (
     admin,
+    admin_audit,
+    admin_keys,
     chat,
     completions_legacy,
     dashboard,
@@ -89,6 +91,8 @@ def create_app(
         embeddings.router,
         memories.router,
         admin.router,
+        admin_keys.router,
+        admin_audit.router,
         dashboard.router,
         health.router,
         messages.router,

@@ -20,11 +20,14 @@ from gateway.adaptive.shadow import ShadowVerifier
 from gateway.adaptive.stats import AdaptiveStats
 from gateway.api.body_parsing import BodyLimits, BodyParser
 from gateway.api.prompt_tokens import PromptTokens
+from gateway.audit_trail.trail import AuditTrail
 from gateway.auth import KeyRegistry
 from gateway.cache.sweeper import start_sweeper, stop_sweeper
 from gateway.classify.classifier import RequestClassifier
 from gateway.embed.protocol import Embedder
 from gateway.entities.entities import EntityComparator
+from gateway.keys.admin import KeyAdmin
+from gateway.keys.cache import RuntimeKeyCache
 from gateway.memory.limits import ModelLimits, model_limits
 from gateway.memory.service import MemoryService
 from gateway.memory.tokens import Tokenizers
@@ -149,6 +152,8 @@ class Services:
     shadow: ShadowVerifier
     prompt_tokens: PromptTokens  # `POST /v1/messages/count_tokens`
     tool_cache: ToolCacheService  # `/v1/tool-cache`
+    key_admin: KeyAdmin  # `/admin/keys`
+    audit_trail: AuditTrail  # `/admin/audit`
     exit_stack: AsyncExitStack = field(repr=False, compare=False)
 
     async def aclose(self) -> None:
@@ -355,9 +360,10 @@ async def build_services(
             policies.source,
             "open (no tenants configured)" if not config.auth.tenants else "api keys",
         )
+        runtime_keys = RuntimeKeyCache(stores.storage.keys, config.auth.runtime_keys)
         return Services(
             config=config,
-            keys=KeyRegistry(config.auth),
+            keys=KeyRegistry(config.auth, runtime_keys),
             policies=policies,
             provider=upstream,
             storage=stores.storage,
@@ -371,6 +377,8 @@ async def build_services(
             shadow=observers.shadow,
             prompt_tokens=PromptTokens(tokenizers, limits),
             tool_cache=_tool_cache(stores.storage, observers.metrics),
+            key_admin=KeyAdmin(stores.storage.keys, runtime_keys),
+            audit_trail=AuditTrail(stores.storage.audit, config.audit),
             exit_stack=stack.pop_all(),
         )
     raise AssertionError("unreachable: the block returns or raises")

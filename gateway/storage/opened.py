@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gateway.cache.eviction import CapacityLedger
+from gateway.storage.admin_protocols import AuditStore, KeyStore
 from gateway.storage.protocols import (
     AdaptiveCounterStore,
     ExactCache,
@@ -54,3 +55,7 @@ class Storage:
     tasks: TaskStore
     # The agents' tool-result cache (per tenant, TTL per entry, capped).
     tool_cache: ToolCacheStore
+    # API keys issued at run time (`/admin/keys`), stored hashed.
+    keys: KeyStore
+    # The audit trail of admin actions (`/admin/audit`).
+    audit: AuditStore

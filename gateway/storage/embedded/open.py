@@ -10,7 +10,9 @@ from gateway.cache.eviction import CapacityLedger
 from gateway.cache.limits import CapacitySettings
 from gateway.settings import StorageSettings
 from gateway.storage.embedded.adaptive import SQLiteAdaptiveStore
+from gateway.storage.embedded.audit_trail import SQLiteAuditStore
 from gateway.storage.embedded.exact import SQLiteExactCache
+from gateway.storage.embedded.keys import SQLiteKeyStore
 from gateway.storage.embedded.memory import open_embedded_memory
 from gateway.storage.embedded.responses import SQLiteResponseStore
 from gateway.storage.embedded.tasks import SQLiteTaskStore
@@ -73,12 +75,17 @@ async def open_embedded_storage(
     responses = await SQLiteResponseStore.open(settings.path)
     tasks = await SQLiteTaskStore.open(settings.path)
     tool_cache = await SQLiteToolCache.open(settings.path, capacity.tool_cache, ledger)
+    keys = await SQLiteKeyStore.open(settings.path)
+    audit = await SQLiteAuditStore.open(settings.path)
 
     # Every database is pinged for /readyz, the expiring tables are swept, and all close
     # newest first (what was opened last may depend on what was opened before it).
-    pinged: tuple[_Pings, ...] = (exact, vectors, memory_db, responses, tasks, tool_cache)
+    request_path: tuple[_Pings, ...] = (exact, vectors, memory_db, responses, tasks, tool_cache)
+    pinged = (*request_path, keys, audit)
     swept: tuple[_Sweeps, ...] = (exact, vectors, sessions, responses, tool_cache)
     closed: tuple[_Closes, ...] = (
+        audit,
+        keys,
         tasks,
         tool_cache,
         responses,
@@ -105,4 +112,6 @@ async def open_embedded_storage(
         responses=responses,
         tasks=tasks,
         tool_cache=tool_cache,
+        keys=keys,
+        audit=audit,
     )

@@ -11,7 +11,9 @@ from gateway.cache.limits import CapacitySettings
 from gateway.settings import StorageSettings
 from gateway.storage.opened import FlightStores, Storage
 from gateway.storage.redis.adaptive import RedisAdaptiveStore
+from gateway.storage.redis.audit_trail import RedisAuditStore
 from gateway.storage.redis.backend import RedisBackend
+from gateway.storage.redis.keys import RedisKeyStore
 from gateway.storage.redis.memory import RedisMemoryStore
 from gateway.storage.redis.responses import RedisResponseStore
 from gateway.storage.redis.sessions import RedisSessionStore
@@ -71,4 +73,6 @@ async def open_redis_storage(
         responses=RedisResponseStore(backend),
         tasks=RedisTaskStore(backend),
         tool_cache=tool_cache,
+        keys=RedisKeyStore(backend),
+        audit=RedisAuditStore(backend),
     )
