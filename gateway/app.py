@@ -11,10 +11,12 @@ import sys
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 
-from fastapi import FastAPI
+from fastapi import APIRouter, FastAPI
 
 from gateway.api import (
     admin,
+    admin_audit,
+    admin_keys,
     chat,
     completions_legacy,
     dashboard,
@@ -59,6 +61,29 @@ def _process_tuning(server: ServerSettings) -> Iterator[None]:
             gc.unfreeze()
 
 
+def _api_routers() -> tuple[APIRouter, ...]:
+    """Every API surface, in the order its routes are matched."""
+    return (
+        chat.router,
+        models.router,
+        embeddings.router,
+        # Before `memories.router`: `/v1/memories/export` is not a memory id.
+        memory_lifecycle.router,
+        memories.router,
+        knowledge.router,
+        admin.router,
+        admin_keys.router,
+        admin_audit.router,
+        dashboard.router,
+        health.router,
+        messages.router,
+        completions_legacy.router,
+        responses_api.router,
+        tasks.router,
+        tool_cache.router,
+    )
+
+
 def create_app(
     config: GatewayConfig,
     *,
@@ -86,23 +111,7 @@ def create_app(
         redoc_url=None,
     )
     install_error_handlers(app)
-    for router in (
-        chat.router,
-        models.router,
-        embeddings.router,
-        # Before `memories.router`: `/v1/memories/export` is not a memory id.
-        memory_lifecycle.router,
-        memories.router,
-        knowledge.router,
-        admin.router,
-        dashboard.router,
-        health.router,
-        messages.router,
-        completions_legacy.router,
-        responses_api.router,
-        tasks.router,
-        tool_cache.router,
-    ):
+    for router in _api_routers():
         app.include_router(router)
     if config.server.cors_allow_origins:
         from starlette.middleware.cors import CORSMiddleware
@@ -110,7 +119,7 @@ def create_app(
         app.add_middleware(
             CORSMiddleware,
             allow_origins=list(config.server.cors_allow_origins),
-            allow_methods=["GET", "POST", "PUT", "DELETE"],
+            allow_methods=["GET", "POST", "PUT", "PATCH", "DELETE"],
             allow_headers=["*"],
             expose_headers=["x-request-id", "x-gateway-cache", "x-gateway-cache-reason"],
         )

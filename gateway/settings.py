@@ -21,8 +21,10 @@ from pydantic import (
     model_validator,
 )
 
+from gateway.audit_trail.settings import AuditTrailSettings
 from gateway.cache.limits import CapacitySettings
 from gateway.errors import GatewayInternalError
+from gateway.keys.settings import RuntimeKeySettings
 from gateway.strict_model import StrictModel
 from gateway.yamlfile import YamlFileError, describe_validation_error, read_yaml_mapping
 
@@ -148,6 +150,12 @@ class TenantSettings(StrictModel):
 class AuthSettings(StrictModel):
     tenants: list[TenantSettings] = Field(default_factory=list)
     admin_keys: list[str] = Field(default_factory=list)
+    # Keys issued through `/admin/keys` (stored hashed in the storage backend).
+    runtime_keys: RuntimeKeySettings = Field(default_factory=RuntimeKeySettings)
+    # With no tenants listed the gateway runs open (every request is tenant `default`);
+    # true refuses requests without a valid key even then, for deployments whose tenant
+    # keys are all issued at run time.
+    require_keys: bool = False
 
     _admin_keys_valid = field_validator("admin_keys")(_check_key_entries)
 
@@ -270,6 +278,8 @@ class GatewayConfig(StrictModel):
     adaptive: AdaptiveSettings = Field(default_factory=AdaptiveSettings)
     alerts: AlertSettings = Field(default_factory=AlertSettings)
     responses: ResponsesSettings = Field(default_factory=ResponsesSettings)
+    # The audit trail of admin actions (`GET /admin/audit`).
+    audit: AuditTrailSettings = Field(default_factory=AuditTrailSettings)
     # Relative paths (policies_dir, storage.path) are relative to the working
     # directory, as in LiteLLM's proxy config.
     policies_dir: Path = Path("policies")

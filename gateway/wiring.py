@@ -19,9 +19,12 @@ from gateway.adaptive.shadow import ShadowVerifier
 from gateway.adaptive.stats import AdaptiveStats
 from gateway.api.body_parsing import BodyLimits, BodyParser
 from gateway.api.prompt_tokens import PromptTokens
+from gateway.audit_trail.trail import AuditTrail
 from gateway.auth import KeyRegistry
 from gateway.cache.sweeper import start_sweeper, stop_sweeper
 from gateway.components import ComponentsFactory, SemanticComponents, load_components
+from gateway.keys.admin import KeyAdmin
+from gateway.keys.cache import RuntimeKeyCache
 from gateway.knowledge.service import KnowledgeService
 from gateway.memory.lifecycle import MemoryLifecycle, sweep_with_cleanup
 from gateway.memory.limits import ModelLimits, model_limits
@@ -76,6 +79,8 @@ class Services:
     prompt_tokens: PromptTokens  # `POST /v1/messages/count_tokens`
     tool_cache: ToolCacheService  # `/v1/tool-cache`
     knowledge: KnowledgeService  # `/v1/knowledge`, and retrieved by the memory stage
+    key_admin: KeyAdmin  # `/admin/keys`
+    audit_trail: AuditTrail  # `/admin/audit`
     exit_stack: AsyncExitStack = field(repr=False, compare=False)
 
     async def aclose(self) -> None:
@@ -270,6 +275,16 @@ def _start_background_tasks(
     stack.push_async_callback(stop_watching, policy_watcher)
 
 
+def _log_ready(config: GatewayConfig, policies: PolicyStore) -> None:
+    logger.info(
+        "gateway ready: %d models, storage=%s, policies from %s, auth=%s",
+        len(config.model_names()),
+        config.storage.backend,
+        policies.source,
+        "open (no tenants configured)" if not config.auth.tenants else "api keys",
+    )
+
+
 async def build_services(
     config: GatewayConfig,
     *,
@@ -301,16 +316,11 @@ async def build_services(
             config, upstream, components, policies, stores, limits, observers, tokenizers, knowledge
         )
         _start_background_tasks(stack, config, policies, stores.storage, stores.memory)
-        logger.info(
-            "gateway ready: %d models, storage=%s, policies from %s, auth=%s",
-            len(config.model_names()),
-            config.storage.backend,
-            policies.source,
-            "open (no tenants configured)" if not config.auth.tenants else "api keys",
-        )
+        _log_ready(config, policies)
+        runtime_keys = RuntimeKeyCache(stores.storage.keys, config.auth.runtime_keys)
         return Services(
             config=config,
-            keys=KeyRegistry(config.auth),
+            keys=KeyRegistry(config.auth, runtime_keys),
             policies=policies,
             provider=upstream,
             storage=stores.storage,
@@ -325,6 +335,8 @@ async def build_services(
             prompt_tokens=PromptTokens(tokenizers, limits),
             tool_cache=_tool_cache(stores.storage, observers.metrics),
             knowledge=knowledge,
+            key_admin=KeyAdmin(stores.storage.keys, runtime_keys),
+            audit_trail=AuditTrail(stores.storage.audit, config.audit),
             exit_stack=stack.pop_all(),
         )
     raise AssertionError("unreachable: the block returns or raises")

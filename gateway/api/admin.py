@@ -7,6 +7,7 @@
     GET  /admin/policies            active policies, their sources, the last reload error
     POST /admin/policies/reload     reload now (the watcher also reloads on change)
     POST /admin/cache/purge         remove cache entries matching a filter
+    /admin/keys, /admin/audit       runtime keys (`admin_keys.py`), the audit trail
     GET  /metrics                   Prometheus text format
 
 Stats and decisions are this process's (each replica keeps its own; Prometheus sums).
@@ -21,6 +22,7 @@ from fastapi import APIRouter, Depends, Request, Response
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from gateway.adaptive.report import judge_rows, tenant_rows
+from gateway.api.audit_record import audit
 from gateway.api.deps import AppServices, authenticate, bounded_int_param, read_body
 from gateway.api.responses import json_response
 from gateway.api.schemas import parse_body
@@ -40,10 +42,11 @@ async def admin_services(request: Request, services: AppServices) -> Services:
     """The services for admin keys only (a FastAPI dependency; `async`: no thread hop).
     A gateway with no tenants and no admin keys is open (local use), admin endpoints
     included."""
-    principal = authenticate(request, services)
+    principal = await authenticate(request, services)
     unguarded = services.keys.open and not services.config.auth.admin_keys
     if not principal.is_admin and not unguarded:
         raise Forbidden("This endpoint needs an admin key.")
+    request.state.admin_principal = principal  # the audit trail's "who"
     return services
 
 
@@ -105,6 +108,7 @@ async def reload_policies(request: Request, services: AdminServices) -> Response
     # Reading and validating files is blocking work: off the event loop.
     result = await asyncio.to_thread(services.policies.reload)
     status = services.policies.status()
+    await audit(request, services, "policies.reload", "ok" if result.ok else "rejected")
     return json_response({"ok": result.ok, **status}, status=200 if result.ok else 422)
 
 
@@ -135,11 +139,18 @@ async def purge(request: Request, services: AdminServices) -> Response:
     raw = await read_body(request, services.config.server.max_request_bytes)
     parsed = parse_body(raw, PurgeRequest)[1]
     purge_filter = PurgeFilter(**parsed.model_dump(exclude={"all"}))
+    # Which filters were given, not their values: a `key` or namespace may be sensitive.
+    filters = {"filters": sorted(parsed.model_dump(exclude={"all"}, exclude_none=True))}
     try:
         exact = await services.storage.exact.purge(purge_filter)
         semantic = await services.storage.vectors.purge(purge_filter)
     except Exception as exc:
+        await audit(
+            request, services, "cache.purge", "failed", tenant=parsed.tenant, details=filters
+        )
         raise StoreUnavailableResponse("The cache store failed during the purge; retry.") from exc
+    details = {**filters, "all": parsed.all, "exact": exact, "semantic": semantic}
+    await audit(request, services, "cache.purge", "ok", tenant=parsed.tenant, details=details)
     return json_response({"purged": {"exact": exact, "semantic": semantic}})
 
 

@@ -16,7 +16,7 @@ router = APIRouter()
 
 
 async def _parse(request: Request, services: Services) -> ChatRequest:
-    principal = authenticate(request, services)
+    principal = await authenticate(request, services)
     raw = await read_body(request, services.config.server.max_request_bytes)
     # Large bodies in a worker thread: other requests are served meanwhile.
     body, parsed = await services.body_parser.parse_chat(raw)

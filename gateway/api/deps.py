@@ -30,9 +30,11 @@ async def get_services(request: Request) -> Services:
 AppServices = Annotated[Services, Depends(get_services)]
 
 
-def authenticate(request: Request, services: Services) -> Principal:
+async def authenticate(request: Request, services: Services) -> Principal:
+    """The caller: a config key (in memory), else a runtime key (remembered, or read
+    from the key store once)."""
     headers = request.headers
-    return services.keys.authenticate(
+    return await services.keys.resolve(
         headers.get("authorization"), *(headers.get(name) for name in KEY_HEADERS)
     )
 
@@ -42,7 +44,7 @@ async def authenticated_body(
 ) -> tuple[Principal, dict[str, Any], ModelT]:
     """What every door does first: the caller, then its body read within the size limit
     and validated against `schema` (a large one in a worker thread)."""
-    principal = authenticate(request, services)
+    principal = await authenticate(request, services)
     raw = await read_body(request, services.config.server.max_request_bytes)
     body, parsed = await services.body_parser.parse(raw, schema)
     return principal, body, parsed

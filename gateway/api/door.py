@@ -16,6 +16,7 @@ from fastapi import Request
 
 from gateway.api.cache_headers import request_cache_control
 from gateway.api.deps import request_id
+from gateway.api.model_access import check_model_allowed
 from gateway.api.scope import (
     NAMESPACE_HEADER,
     SESSION_HEADER,
@@ -70,6 +71,7 @@ def chat_request(
 ) -> ChatRequest:
     """The pipeline's request for a chat-completions `body` (validated, or translated
     from another API's), asked by `principal` over `request`."""
+    check_model_allowed(principal, model)
     if not services.provider.has_model(model):
         raise ModelNotFound(f"The model '{model}' does not exist.", param="model")
     return ChatRequest(
@@ -79,7 +81,7 @@ def chat_request(
         body=body,
         policy=services.policies.resolve(principal.tenant, model),
         cache_control=request_cache_control(request),
-        user=memory_user(request, body.get("user")),
+        user=memory_user(request, body.get("user"), principal),
         session=scope_header(request, SESSION_HEADER),
         namespace=scope_header(request, NAMESPACE_HEADER),
         task=task_header(request),

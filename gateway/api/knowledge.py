@@ -54,13 +54,13 @@ async def _store_errors() -> AsyncIterator[None]:
         ) from None
 
 
-def _reader(request: Request, services: Services) -> str:
-    return request_tenant(request, authenticate(request, services))
+async def _reader(request: Request, services: Services) -> str:
+    return request_tenant(request, await authenticate(request, services))
 
 
-def _writer(request: Request, services: Services) -> tuple[str, Policy]:
+async def _writer(request: Request, services: Services) -> tuple[str, Policy]:
     """The tenant a write acts for, once the key may write its knowledge."""
-    principal = authenticate(request, services)
+    principal = await authenticate(request, services)
     tenant = request_tenant(request, principal)
     policy = services.policies.resolve(tenant, "")
     # A gateway with no tenants and no admin keys is open (local use), writes included.
@@ -86,7 +86,7 @@ def _namespace(request: Request, body_namespace: str | None) -> str | None:
 
 @router.post("/v1/knowledge", status_code=201)
 async def add_knowledge(request: Request, services: AppServices) -> Response:
-    tenant, policy = _writer(request, services)
+    tenant, policy = await _writer(request, services)
     raw = await read_body(request, services.config.server.max_request_bytes)
     parsed = parse_body(raw, KnowledgeWriteIn)[1]
     batch = KnowledgeBatch(
@@ -135,7 +135,7 @@ def _item_name(parsed: KnowledgeWriteIn, index: int) -> str:
 
 @router.get("/v1/knowledge")
 async def list_knowledge(request: Request, services: AppServices) -> Response:
-    tenant = _reader(request, services)
+    tenant = await _reader(request, services)
     namespace = request.query_params.get("namespace") or scope_header(request, NAMESPACE_HEADER)
     document_id = request.query_params.get("document_id")
     limit = bounded_int_param(request, "limit", DEFAULT_PAGE_SIZE, 1, MAX_PAGE_SIZE)
@@ -164,13 +164,13 @@ async def _found(services: Services, tenant: str, item_id: str) -> KnowledgeReco
 
 @router.get("/v1/knowledge/{item_id}")
 async def get_knowledge(request: Request, services: AppServices, item_id: str) -> Response:
-    record = await _found(services, _reader(request, services), item_id)
+    record = await _found(services, await _reader(request, services), item_id)
     return json_response(record.to_api())
 
 
 @router.delete("/v1/knowledge/{item_id}")
 async def delete_knowledge(request: Request, services: AppServices, item_id: str) -> Response:
-    tenant, _ = _writer(request, services)
+    tenant, _ = await _writer(request, services)
     async with _store_errors():
         deleted = await services.knowledge.store.delete(tenant, item_id)
     if not deleted:
@@ -180,7 +180,7 @@ async def delete_knowledge(request: Request, services: AppServices, item_id: str
 
 @router.delete("/v1/knowledge")
 async def delete_document(request: Request, services: AppServices) -> Response:
-    tenant, _ = _writer(request, services)
+    tenant, _ = await _writer(request, services)
     document_id = request.query_params.get("document_id")
     if not document_id:
         raise InvalidRequest(
@@ -204,7 +204,7 @@ async def delete_document(request: Request, services: AppServices) -> Response:
 
 @router.post("/v1/knowledge/search")
 async def search_knowledge(request: Request, services: AppServices) -> Response:
-    tenant = _reader(request, services)
+    tenant = await _reader(request, services)
     raw = await read_body(request, services.config.server.max_request_bytes)
     parsed = parse_body(raw, KnowledgeSearchIn)[1]
     scope = KnowledgeScope(tenant, _namespace(request, parsed.namespace))

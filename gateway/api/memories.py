@@ -22,7 +22,13 @@ from gateway.api.deps import AppServices, authenticate, bounded_int_param, read_
 from gateway.api.memory_schemas import MemoryBatchIn, MemoryIn, MemorySearchIn
 from gateway.api.responses import JSON_MEDIA_TYPE, json_response
 from gateway.api.schemas import load_json_object, parse_body
-from gateway.api.scope import NAMESPACE_HEADER, checked_identifier, memory_user, scope_header
+from gateway.api.scope import (
+    NAMESPACE_HEADER,
+    bound_user,
+    checked_identifier,
+    memory_user,
+    scope_header,
+)
 from gateway.auth import Principal
 from gateway.errors import (
     Forbidden,
@@ -105,14 +111,16 @@ def _service(services: Services) -> MemoryService:
 
 @router.post("/v1/memories", status_code=201)
 async def create_memories(request: Request, services: AppServices) -> Response:
-    principal = authenticate(request, services)
+    principal = await authenticate(request, services)
     tenant = _tenant(request, principal)
     idempotency_key = _idempotency_key(request)
     raw = await read_body(request, services.config.server.max_request_bytes)
     batch = _parse_create(raw)
-    header_user = memory_user(request, None)
+    header_user = memory_user(request, None, principal)
     namespace = scope_header(request, NAMESPACE_HEADER)
     users = {item.user or batch.user or header_user for item in batch.items}
+    if principal.bound_user is not None:  # a user-bound key writes for its user only
+        users = {bound_user(principal.bound_user, named) for named in users}
     if len(users) != 1:
         raise InvalidRequest(
             "All items of one request must belong to one user.", param="user", code="mixed_users"
@@ -271,9 +279,9 @@ def new_memory(item: MemoryIn) -> NewMemory:
 
 @router.get("/v1/memories")
 async def list_memories(request: Request, services: AppServices) -> Response:
-    principal = authenticate(request, services)
+    principal = await authenticate(request, services)
     tenant = _tenant(request, principal)
-    user = memory_user(request, request.query_params.get("user"))
+    user = memory_user(request, request.query_params.get("user"), principal)
     if not principal.is_admin:
         user = _required_user(user)
     namespace = request.query_params.get("namespace") or scope_header(request, NAMESPACE_HEADER)
@@ -329,9 +337,9 @@ def _list_filter(request: Request) -> RecordFilter:
 
 
 async def _owned(request: Request, services: Services, memory_id: str) -> MemoryRecord:
-    principal = authenticate(request, services)
+    principal = await authenticate(request, services)
     tenant = _tenant(request, principal)
-    user = memory_user(request, request.query_params.get("user"))
+    user = memory_user(request, request.query_params.get("user"), principal)
     if not principal.is_admin:
         user = _required_user(user)
     async with _store_errors():
@@ -359,11 +367,11 @@ async def delete_memory(request: Request, services: AppServices, memory_id: str)
 
 @router.post("/v1/memories/search")
 async def search_memories(request: Request, services: AppServices) -> Response:
-    principal = authenticate(request, services)
+    principal = await authenticate(request, services)
     tenant = _tenant(request, principal)
     raw = await read_body(request, services.config.server.max_request_bytes)
     parsed = parse_body(raw, MemorySearchIn)[1]
-    user = _required_user(memory_user(request, parsed.user))
+    user = _required_user(memory_user(request, parsed.user, principal))
     namespace = parsed.namespace or scope_header(request, NAMESPACE_HEADER)
     scope = MemoryScope(tenant, user, namespace)
     as_of = parse_time(parsed.as_of) if parsed.as_of else None

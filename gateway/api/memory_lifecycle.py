@@ -57,11 +57,11 @@ def _lifecycle(services: Services) -> MemoryLifecycle:
     return MemoryLifecycle(services.memory)
 
 
-def _scope(request: Request, services: Services) -> MemoryScope:
+async def _scope(request: Request, services: Services) -> MemoryScope:
     """The caller's tenant and one user (admin keys name both), the namespace if given."""
-    principal = authenticate(request, services)
+    principal = await authenticate(request, services)
     tenant = _tenant(request, principal)
-    user = _required_user(memory_user(request, request.query_params.get("user")))
+    user = _required_user(memory_user(request, request.query_params.get("user"), principal))
     namespace = request.query_params.get("namespace") or scope_header(request, NAMESPACE_HEADER)
     if namespace is not None:
         checked_identifier(namespace, "namespace")
@@ -105,7 +105,7 @@ async def revise_memory(request: Request, services: AppServices, memory_id: str)
 
 @router.delete("/v1/memories")
 async def delete_memories(request: Request, services: AppServices) -> Response:
-    scope = _scope(request, services)
+    scope = await _scope(request, services)
     kind = kind_param(request)
     source = request.query_params.get("source")
     before_text = request.query_params.get("before")
@@ -138,7 +138,7 @@ async def delete_memories(request: Request, services: AppServices) -> Response:
 
 @router.get("/v1/memories/export")
 async def export_memories(request: Request, services: AppServices) -> Response:
-    scope = _scope(request, services)
+    scope = await _scope(request, services)
     export_format = request.query_params.get("format", "jsonl")
     if export_format not in ("jsonl", "json"):
         raise InvalidRequest("'format' must be jsonl or json.", param="format")
@@ -199,7 +199,7 @@ def _parse_import(raw: bytes, scope: MemoryScope) -> list[MemoryRecord]:
 
 @router.post("/v1/memories/import")
 async def import_memories(request: Request, services: AppServices) -> Response:
-    scope = _scope(request, services)
+    scope = await _scope(request, services)
     raw = await read_body(request, services.config.server.max_request_bytes)
     records = _parse_import(raw, scope)
     try:

@@ -28,6 +28,7 @@ from gateway.api.anthropic_translation import (
 from gateway.api.deps import AppServices, authenticated_body
 from gateway.api.door import cache_headers, chat_request, handle
 from gateway.api.messages_schema import CountTokensRequest, MessagesRequest
+from gateway.api.model_access import check_model_allowed
 from gateway.api.responses import SSE_HEADERS, json_response
 from gateway.api.schemas import check_chat_counts
 from gateway.api.stream_close import close_translated
@@ -139,7 +140,8 @@ async def _sse(
 
 @router.post("/v1/messages/count_tokens")
 async def count_tokens(request: Request, services: AppServices) -> Response:
-    _, body, parsed = await authenticated_body(request, services, CountTokensRequest)
+    principal, body, parsed = await authenticated_body(request, services, CountTokensRequest)
+    check_model_allowed(principal, parsed.model)
     translation = _translate(body, services)
     if not services.provider.has_model(parsed.model):
         raise ModelNotFound(f"The model '{parsed.model}' does not exist.", param="model")

@@ -220,7 +220,7 @@ async def _sse(events: Any, upstream: Any) -> AsyncIterator[bytes]:
 
 @router.get("/v1/responses/{response_id}")
 async def retrieve_response(request: Request, response_id: str, services: AppServices) -> Response:
-    principal = authenticate(request, services)
+    principal = await authenticate(request, services)
     stored = await _stored(services, principal.tenant, response_id)
     if stored is None:
         raise _not_found(response_id)
@@ -229,7 +229,7 @@ async def retrieve_response(request: Request, response_id: str, services: AppSer
 
 @router.delete("/v1/responses/{response_id}")
 async def delete_response(request: Request, response_id: str, services: AppServices) -> Response:
-    principal = authenticate(request, services)
+    principal = await authenticate(request, services)
     deleted = False
     if _RESPONSE_ID.fullmatch(response_id):
         try:

@@ -33,9 +33,26 @@ def scope_header(request: Request, header: str) -> str | None:
     return None if value is None else checked_identifier(value, header)
 
 
-def memory_user(request: Request, body_user: object) -> str | None:
+def memory_user(request: Request, body_user: object, principal: Principal) -> str | None:
     """`x-gateway-user`, else the body's `user` (a string), else None. Both given and
-    different is refused: the gateway will not guess whose memories to use."""
+    different is refused: the gateway will not guess whose memories to use. A key bound
+    to a user speaks for that user: naming another is a 403, naming none is that user."""
+    user = _named_user(request, body_user)
+    return user if principal.bound_user is None else bound_user(principal.bound_user, user)
+
+
+def bound_user(bound: str, named: str | None) -> str:
+    """The user of a key bound to `bound`, when the request names `named`."""
+    if named is not None and named != bound:
+        raise Forbidden(
+            "This API key speaks for one user only; it cannot act for another.",
+            param="user",
+            code="user_not_allowed",
+        )
+    return bound
+
+
+def _named_user(request: Request, body_user: object) -> str | None:
     header = scope_header(request, USER_HEADER)
     body = body_user if isinstance(body_user, str) and body_user else None
     if body is not None:

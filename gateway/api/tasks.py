@@ -21,6 +21,7 @@ from gateway.api.responses import json_response
 from gateway.api.schemas import parse_body
 from gateway.api.scope import memory_user
 from gateway.api.task_schemas import TaskIn, TaskPatchIn, size_problem
+from gateway.auth import Principal
 from gateway.errors import GatewayError, InvalidRequest, StoreUnavailableResponse
 from gateway.policy.working_memory import TaskPolicy
 from gateway.storage.agent_protocols import TaskStore
@@ -56,10 +57,11 @@ async def _store_errors() -> AsyncIterator[None]:
 class _Scope:
     """Who a task request acts for, and with what."""
 
-    def __init__(self, request: Request, services: Services, body_user: object = None) -> None:
-        principal = authenticate(request, services)
+    def __init__(
+        self, request: Request, services: Services, principal: Principal, body_user: object
+    ) -> None:
         self.tenant = acting_tenant(request, principal)
-        user = memory_user(request, body_user or request.query_params.get("user"))
+        user = memory_user(request, body_user or request.query_params.get("user"), principal)
         if user is None:
             raise InvalidRequest(
                 "Name the user with 'x-gateway-user' or the 'user' field.",
@@ -150,6 +152,10 @@ async def _create(scope: _Scope, record: TaskRecord) -> bool:
     return outcome == "created"
 
 
+async def _scope(request: Request, services: Services, body_user: object = None) -> _Scope:
+    return _Scope(request, services, await authenticate(request, services), body_user)
+
+
 async def _body(request: Request, services: Services, schema: type[TaskIn]) -> TaskIn:
     raw = await read_body(request, services.config.server.max_request_bytes)
     return parse_body(raw, schema)[1]
@@ -158,7 +164,7 @@ async def _body(request: Request, services: Services, schema: type[TaskIn]) -> T
 @router.post("/v1/tasks/{task_id}", status_code=201)
 async def create_task(request: Request, services: AppServices, task_id: str) -> Response:
     body = await _body(request, services, TaskIn)
-    scope = _Scope(request, services, body.user)
+    scope = await _scope(request, services, body.user)
     record = _checked_size(_new_record(scope, _checked_id(task_id), body))
     if not await _create(scope, record):
         raise TaskConflict(
@@ -173,7 +179,7 @@ async def create_task(request: Request, services: AppServices, task_id: str) -> 
 async def put_task(request: Request, services: AppServices, task_id: str) -> Response:
     """Create or replace; a replaced task keeps its creation time."""
     body = await _body(request, services, TaskIn)
-    scope = _Scope(request, services, body.user)
+    scope = await _scope(request, services, body.user)
     fresh = _checked_size(_new_record(scope, _checked_id(task_id), body))
     for _ in range(_PATCH_ATTEMPTS):
         async with _store_errors():
@@ -206,7 +212,7 @@ def _busy(task_id: str) -> TaskConflict:
 async def patch_task(request: Request, services: AppServices, task_id: str) -> Response:
     raw = await read_body(request, services.config.server.max_request_bytes)
     patch_in = parse_body(raw, TaskPatchIn)[1]
-    scope = _Scope(request, services, patch_in.user)
+    scope = await _scope(request, services, patch_in.user)
     patch = patch_in.to_patch()
     for _ in range(_PATCH_ATTEMPTS):
         stored = await scope.live(_checked_id(task_id))
@@ -219,13 +225,13 @@ async def patch_task(request: Request, services: AppServices, task_id: str) -> R
 
 @router.get("/v1/tasks/{task_id}")
 async def get_task(request: Request, services: AppServices, task_id: str) -> Response:
-    scope = _Scope(request, services)
+    scope = await _scope(request, services)
     return json_response(scope.show(await scope.live(_checked_id(task_id))))
 
 
 @router.delete("/v1/tasks/{task_id}")
 async def delete_task(request: Request, services: AppServices, task_id: str) -> Response:
-    scope = _Scope(request, services)
+    scope = await _scope(request, services)
     async with _store_errors():
         deleted = await scope.store.delete(scope.tenant, scope.user, _checked_id(task_id))
     if not deleted:
@@ -235,7 +241,7 @@ async def delete_task(request: Request, services: AppServices, task_id: str) -> 
 
 @router.get("/v1/tasks")
 async def list_tasks(request: Request, services: AppServices) -> Response:
-    scope = _Scope(request, services)
+    scope = await _scope(request, services)
     status = _status_filter(request)
     async with _store_errors():
         records = await scope.store.list(scope.tenant, scope.user, status)

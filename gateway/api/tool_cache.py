@@ -89,7 +89,7 @@ def _policy(services: Services, tenant: str) -> ToolCachePolicy:
 async def _parsed(
     request: Request, services: Services, schema: type[Any]
 ) -> tuple[str, dict[str, Any], Any]:
-    tenant = _tenant(request, authenticate(request, services))
+    tenant = _tenant(request, await authenticate(request, services))
     raw = await read_body(request, services.config.server.max_request_bytes)
     body, model = parse_body(raw, schema)
     return tenant, body, model

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gateway.cache.eviction import CapacityLedger
+from gateway.storage.admin_protocols import AuditStore, KeyStore
 from gateway.storage.agent_protocols import KnowledgeStore, TaskStore, ToolCacheStore
 from gateway.storage.protocols import (
     AdaptiveCounterStore,
@@ -55,3 +56,7 @@ class Storage:
     tool_cache: ToolCacheStore
     # The tenant knowledge base (`/v1/knowledge`).
     knowledge: KnowledgeStore
+    # API keys issued at run time (`/admin/keys`), stored hashed.
+    keys: KeyStore
+    # The audit trail of admin actions (`/admin/audit`).
+    audit: AuditStore

@@ -10,7 +10,9 @@ from gateway.cache.eviction import CapacityLedger
 from gateway.cache.limits import CapacitySettings
 from gateway.settings import StorageSettings
 from gateway.storage.embedded.adaptive import SQLiteAdaptiveStore
+from gateway.storage.embedded.audit_trail import SQLiteAuditStore
 from gateway.storage.embedded.exact import SQLiteExactCache
+from gateway.storage.embedded.keys import SQLiteKeyStore
 from gateway.storage.embedded.knowledge import SQLiteKnowledgeStore
 from gateway.storage.embedded.memory import open_embedded_memory
 from gateway.storage.embedded.responses import SQLiteResponseStore
@@ -30,6 +32,10 @@ class _Sweeps(Protocol):
 
 class _Closes(Protocol):
     async def close(self) -> None: ...
+
+
+class _Ready(_Pings, _Closes, Protocol):
+    pass
 
 
 def _operations(
@@ -75,29 +81,15 @@ async def open_embedded_storage(
     tasks = await SQLiteTaskStore.open(settings.path)
     tool_cache = await SQLiteToolCache.open(settings.path, capacity.tool_cache, ledger)
     knowledge = await SQLiteKnowledgeStore.open(settings.path)
+    keys = await SQLiteKeyStore.open(settings.path)
+    audit = await SQLiteAuditStore.open(settings.path)
 
     # Every database is pinged for /readyz, the expiring tables are swept, and all close
     # newest first (what was opened last may depend on what was opened before it).
-    pinged: tuple[_Pings, ...] = (
-        exact,
-        vectors,
-        memory_db,
-        responses,
-        tasks,
-        tool_cache,
-        knowledge,
-    )
+    later: tuple[_Ready, ...] = (responses, tasks, tool_cache, knowledge, keys, audit)
+    pinged: tuple[_Pings, ...] = (exact, vectors, memory_db, *later)
     swept: tuple[_Sweeps, ...] = (exact, vectors, sessions, responses, tool_cache)
-    closed: tuple[_Closes, ...] = (
-        knowledge,
-        tasks,
-        tool_cache,
-        responses,
-        adaptive,
-        memory_db,
-        vectors,
-        exact,
-    )
+    closed: tuple[_Closes, ...] = (*reversed(later), adaptive, memory_db, vectors, exact)
 
     describe, close, sweep = _operations(pinged, swept, closed)
     return Storage(
@@ -117,4 +109,6 @@ async def open_embedded_storage(
         tasks=tasks,
         tool_cache=tool_cache,
         knowledge=knowledge,
+        keys=keys,
+        audit=audit,
     )

@@ -11,7 +11,9 @@ from gateway.cache.limits import CapacitySettings
 from gateway.settings import StorageSettings
 from gateway.storage.opened import FlightStores, Storage
 from gateway.storage.redis.adaptive import RedisAdaptiveStore
+from gateway.storage.redis.audit_trail import RedisAuditStore
 from gateway.storage.redis.backend import RedisBackend
+from gateway.storage.redis.keys import RedisKeyStore
 from gateway.storage.redis.knowledge import RedisKnowledgeStore
 from gateway.storage.redis.memory import RedisMemoryStore
 from gateway.storage.redis.responses import RedisResponseStore
@@ -73,4 +75,6 @@ async def open_redis_storage(
         tasks=RedisTaskStore(backend),
         tool_cache=tool_cache,
         knowledge=RedisKnowledgeStore(backend),
+        keys=RedisKeyStore(backend),
+        audit=RedisAuditStore(backend),
     )

@@ -1,0 +1,1 @@
+"""The audit trail of admin actions (who did what, when, from where, with what outcome)."""
