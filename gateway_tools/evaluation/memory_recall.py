@@ -31,6 +31,7 @@ import numpy as np
 from gateway.embed.protocol import Embedder, Vectors
 from gateway.memory.inject import Counter, build_block
 from gateway.memory.records import MemoryRecord, MemoryScope
+from gateway.memory.relevance import RelevanceScorer
 from gateway.memory.retrieval import RankMode, ScopeIndex
 from gateway.memory.service import MemoryService, NewMemory
 from gateway.memory.session import from_retrieval
@@ -349,6 +350,7 @@ async def evaluate_memory(
     counter: Counter,
     budgets: tuple[int, ...],
     policy: MemoryPolicy,
+    relevance_model: RelevanceScorer | None = None,  # None: the packaged model
 ) -> tuple[list[QuestionOutcome], int]:
     """Every conversation in one throwaway embedded store (one user each)."""
     outcomes: list[QuestionOutcome] = []
@@ -358,7 +360,9 @@ async def evaluate_memory(
         try:
             for conversation in conversations:
                 clock = _fixed_clock(conversation.now)
-                service = MemoryService(store, sessions, embedder, clock=clock)
+                service = MemoryService(
+                    store, sessions, embedder, clock=clock, relevance_model=relevance_model
+                )
                 found, guarded = await evaluate_conversation(
                     service, embedder, conversation, counter, budgets, policy
                 )
@@ -485,6 +489,7 @@ async def _run(
     budgets: tuple[int, ...],
     policy: MemoryPolicy,
     embedder: Embedder | None,
+    relevance_model: RelevanceScorer | None = None,
 ) -> dict[str, Any]:
     from gateway.memory.tokens import Tokenizers
 
@@ -496,7 +501,9 @@ async def _run(
         embedder = await load_local_embedder()
     loaded = time.perf_counter()
     counter = Tokenizers().for_model(TARGET_MODEL)
-    outcomes, quarantined = await evaluate_memory(conversations, embedder, counter, budgets, policy)
+    outcomes, quarantined = await evaluate_memory(
+        conversations, embedder, counter, budgets, policy, relevance_model
+    )
     finished = time.perf_counter()
     summary = summarise(outcomes, budgets)
     return {
@@ -537,6 +544,7 @@ def run_memory_eval(
     output: str | None = None,
     command_line: str = "gateway eval memory",
     embedder: Embedder | None = None,
+    relevance_model: RelevanceScorer | None = None,
 ) -> int:
     print(f"$ {command_line}")
     path = data_dir / LOCOMO_FILE if data_dir is not None else None
@@ -550,7 +558,7 @@ def run_memory_eval(
     except ValueError as exc:
         print(f"gateway eval memory: {exc}")
         return 2
-    results = asyncio.run(_run(path, selection, chosen_budgets, policy, embedder))
+    results = asyncio.run(_run(path, selection, chosen_budgets, policy, embedder, relevance_model))
     results["config"]["command"] = command_line
     results["config"]["policy"] = policy_path or "built-in defaults"
     data = results["data"]

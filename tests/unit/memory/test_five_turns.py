@@ -1,5 +1,7 @@
 """The session knowledge cache end to end through the pipeline (real SQLite stores,
-real tiktoken, a table embedder so that every score is known exactly):
+real tiktoken, a table embedder and a relevance scorer that passes the cosine through,
+so that every score is known exactly; tests/e2e/test_session_knowledge.py runs the same
+kind of scenario with the shipped embedder and relevance model):
 
 turn 3 retrieves two items above 0.70 and one at 0.68; turn 4 retrieves one more;
 turn 5, "选A，继续", retrieves nothing, yet is forwarded with the three admitted items,
@@ -28,7 +30,7 @@ from gateway.pipeline.runner import ChatPipeline, CompletionOutcome
 from gateway.policy.models import Policy
 from gateway.storage.embedded.memory import open_embedded_memory
 from gateway.telemetry.records import DecisionRecord
-from tests.unit.memory.fakes import RecordingProvider, TableEmbedder
+from tests.unit.memory.fakes import CosineRelevance, RecordingProvider, TableEmbedder
 from tests.unit.test_pipeline import MemoryCache
 
 TURN_3 = (
@@ -46,7 +48,7 @@ KNOWLEDGE = {
 }
 IRRELEVANT = [0.0, 0.0, 0.0, 1.0]
 
-# Scores equal raw cosines: no keyword, recency or use weighting in this test.
+# Scores equal raw cosines (`CosineRelevance`): no recency or use weighting here.
 POLICY = Policy.model_validate(
     {
         "memory": {
@@ -74,7 +76,9 @@ async def service(tmp_path: Path) -> AsyncIterator[MemoryService]:
     table[TURN_3] = [1.0, 0.0, 0.0, 0.0]
     table[TURN_4] = [0.0, 0.0, 1.0, 0.0]
     store, sessions, database = await open_embedded_memory(tmp_path)
-    memory = MemoryService(store, sessions, TableEmbedder(table, IRRELEVANT))
+    memory = MemoryService(
+        store, sessions, TableEmbedder(table, IRRELEVANT), relevance_model=CosineRelevance()
+    )
     await memory.add(
         MemoryScope("acme", "alice"), [NewMemory(content=text) for text in KNOWLEDGE], POLICY.memory
     )
