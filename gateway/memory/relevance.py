@@ -17,15 +17,16 @@ Features, per memory, for one query over one scope (`FEATURE_NAMES`):
 - cosine_gap: cosine minus the best cosine of the query;
 - keyword_share: keyword over the best keyword score of the query;
 - scope_size: log(1 + memories in the scope), how many compete for the query;
-- neighbour_keyword_share, neighbour_cosine_gap: the higher of the same two over the
-  memories stored just before and just after it (by `created_at`): a statement's
-  evidence is often the reply to the turn that names the subject ("Where did you go?"
-  - "To the lake"), which the query matches while the reply does not. The higher of
-  the two, not each, so that of two memories saying the same thing neither gains by
-  its place in time (recency, not order, decides between them);
+- neighbour_keyword_lift, neighbour_cosine_lift: how much better than the memory
+  itself the better of its two neighbours (the memories stored just before and just
+  after it, by `created_at`) matches, by keyword_share and by cosine_gap; 0 when the
+  memory matches at least as well. In a conversation the evidence is often the reply
+  to the turn that names the subject ("Where did you go?" - "To the lake"), which the
+  query matches while the reply does not. Only a lift: a memory is never marked down
+  for unrelated neighbours (facts stored one after another need not be related), and
+  of two memories saying the same thing neither gains by its place in time;
 - a few products and indicators that let the linear model bend: keyword_share times
-  cosine_gap, whether the memory is the best by keyword / by meaning, keyword squared,
-  and the neighbours' keyword_share times the memory's own.
+  cosine_gap, whether the memory is the best by keyword / by meaning, keyword squared.
 
 The fitted model is a function of the embedder: weights fitted on one embedder's
 cosines are not valid for another's (`embedder` in the file).
@@ -57,13 +58,12 @@ FEATURE_NAMES: tuple[str, ...] = (
     "cosine_gap",
     "keyword_share",
     "scope_size",
-    "neighbour_keyword_share",
-    "neighbour_cosine_gap",
+    "neighbour_keyword_lift",
+    "neighbour_cosine_lift",
     "share_times_gap",
     "keyword_top",
     "dense_top",
     "keyword_squared",
-    "neighbour_share_times_share",
 )
 
 
@@ -106,6 +106,7 @@ def relevance_features(
     gap = np.where(has_vector, cosine - best_cosine, -1.0)
     before, after = neighbours(created_at)
     neighbour_share = np.maximum(_at(share, before, 0.0), _at(share, after, 0.0))
+    neighbour_gap = np.maximum(_at(gap, before, -1.0), _at(gap, after, -1.0))
     columns = (
         cosine,
         keyword,
@@ -114,13 +115,12 @@ def relevance_features(
         gap,
         share,
         np.full(count, math.log1p(count)),
-        neighbour_share,
-        np.maximum(_at(gap, before, -1.0), _at(gap, after, -1.0)),
+        np.maximum(neighbour_share - share, 0.0),
+        np.maximum(neighbour_gap - gap, 0.0),
         share * gap,
         (keyword_rank == 0).astype(np.float64),
         (dense_rank == 0).astype(np.float64),
         keyword**2,
-        neighbour_share * share,
     )
     return np.stack(columns, axis=1).astype(np.float64)
 

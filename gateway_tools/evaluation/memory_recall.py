@@ -49,6 +49,9 @@ CATEGORY_NAMES: dict[int, str] = {
     5: "adversarial",
 }
 METHODS: tuple[RankMode, ...] = ("fused", "dense", "keyword")
+# The relevance model (gateway_tools/training/fit_memory_relevance.py) is fitted on
+# conversations 0-2: these are reported on their own as well.
+HELD_OUT_CONVERSATIONS = (3, 4)
 DEFAULT_BUDGETS = "256,512,1024"
 TARGET_MODEL = "gpt-4o-mini"
 EMBED_BATCH = 64
@@ -415,9 +418,11 @@ def summarise(outcomes: Sequence[QuestionOutcome], budgets: Sequence[int]) -> di
             tokens[method][str(budget)] = round(_mean([c.tokens for c in cells]), 1)
             max_tokens[method][str(budget)] = max((c.tokens for c in cells), default=0)
             empty[method][str(budget)] = sum(1 for c in cells if c.injected == 0)
+    held_out = [o for o in outcomes if o.conversation in HELD_OUT_CONVERSATIONS]
     return {
         "by_category": by_category,
         "all": summarise_group(outcomes, budgets),
+        "held_out": summarise_group(held_out, budgets) if held_out else None,
         "mean_tokens": tokens,
         "max_tokens": max_tokens,
         "empty_blocks": empty,
@@ -442,6 +447,8 @@ def _table(summary: Mapping[str, Any], budgets: Sequence[int], field: str) -> li
         (f"{group['category']} {group['name']}", group) for group in summary["by_category"].values()
     ]
     rows.append(("all", summary["all"]))
+    if summary.get("held_out"):
+        rows.append(("held out 3-4", summary["held_out"]))
     for label, group in rows:
         values = [
             f"{group[field][method][str(budget)]:.1f}%" for budget in budgets for method in METHODS

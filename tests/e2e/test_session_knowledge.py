@@ -72,6 +72,14 @@ def test_a_short_turn_carries_the_knowledge_the_topic_turn_retrieved(
         timeout=30,
     )
     assert written.status_code == 201, written.text
+    found = httpx.post(
+        f"{gateway.base_url}/memories/search",
+        headers={"authorization": f"Bearer {TENANT_KEYS['acme']}"},
+        json={"user": user, "query": TOPIC_TURN, "top_k": 5},
+        timeout=30,
+    ).json()["data"]
+    assert sorted(r["content"] for r in found) == sorted(KNOWLEDGE)
+    assert all(0.0 < r["relevance"] < 1.0 for r in found)
     # One system prompt per run: the upstream log is shared by every test of the session.
     system = f"You are the payments team's assistant (run {uuid.uuid4().hex})."
     session = uuid.uuid4().hex
@@ -127,5 +135,6 @@ def test_a_short_turn_in_a_new_session_carries_nothing(
         messages=[{"role": "system", "content": system}, {"role": "user", "content": "选A，继续"}],
         extra_headers={"x-gateway-user": user, "x-gateway-session": uuid.uuid4().hex},
     )
-    # Below min_score (P(evidence) < 0.01) on its own: no block at all.
-    assert _block(_forwarded(upstream, system, "选A，继续")) == []
+    # Nothing from a session: at most this turn's own (weak) retrieval.
+    lines = _block(_forwarded(upstream, system, "选A，继续"))
+    assert not [line for line in lines if line.startswith("- [earlier in this session, ")]

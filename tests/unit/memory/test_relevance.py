@@ -43,8 +43,10 @@ def test_features_rank_within_the_query_and_read_the_neighbours() -> None:
     )
     assert column(features, "keyword_share").tolist() == pytest.approx([1.0, 0.0, 0.5])
     assert column(features, "cosine_gap").tolist() == pytest.approx([-0.5, 0.0, -0.3])
-    # Row 1 (no keyword match) sits between the two rows that match.
-    assert column(features, "neighbour_keyword_share").tolist() == pytest.approx([0.0, 1.0, 0.0])
+    # Row 1 (no keyword match) sits between the two rows that match: lifted by row 0.
+    # Rows 0 and 2 match better than their neighbours: no lift, and no penalty.
+    assert column(features, "neighbour_keyword_lift").tolist() == pytest.approx([0.0, 1.0, 0.0])
+    assert column(features, "neighbour_cosine_lift").tolist() == pytest.approx([0.5, 0.0, 0.3])
 
 
 def test_without_a_query_vector_every_memory_ranks_last_by_meaning() -> None:
