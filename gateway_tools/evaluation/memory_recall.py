@@ -4,13 +4,15 @@ gateway eval memory --data ../shared/data [--conversations 0-4] [--budgets 256,5
                     [--policy policy.yaml] [--output results.json]
 
 Per conversation, every turn is stored in order as one memory of one user (dated with
-its session's date). Then, for each question, the gateway's own retrieval (fused dense
-+ keyword, `MemoryService.search`) and two baselines through the same search (dense
-only, keyword only) rank the memories; the ranked list is turned into the injected block
-exactly as the chat pipeline does (`from_retrieval`, `build_block`) under each token
-budget. A question's evidence recall is the fraction of its evidence turns whose text is
-in the block (a turn whose text another turn repeats counts when either copy is there:
-the model sees the same words); "complete" is whether all of them are.
+its session's date). Then, for each question, the gateway's own retrieval (the
+calibrated relevance over dense and keyword signals, `MemoryService.search`) and two
+baselines through the same search (dense only, keyword only) rank the memories; the
+ranked list is turned into the injected block exactly as the chat pipeline does
+(`from_retrieval`, `build_block`) under each token budget. A question's evidence recall
+is the fraction of its evidence turns whose text is in the block (a turn whose text
+another turn repeats counts when either copy is there: the model sees the same words);
+"complete" is whether all of them are. Conversations 3-4, which the relevance model was
+not fitted on, are also summarised on their own.
 """
 
 from __future__ import annotations
