@@ -11,7 +11,7 @@ Each turn:
    they are among the turn's best `admit_top_k` and hold at least
    `admit_min_shared_terms` of its keyword terms. The second way exists because the
    first rarely fires: measured on held-out LoCoMo conversations, P >= 0.70 holds for
-   0-18 % of evidence items depending on the scope's size (README, "Session knowledge
+   0-12 % of evidence items depending on the scope's size (README, "Session knowledge
    cache"). The cache keeps at most `capacity` items and evicts the oldest admitted
    first.
 """
