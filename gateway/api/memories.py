@@ -388,6 +388,8 @@ async def search_memories(request: Request, services: AppServices) -> Response:
                     "score": scored.score,
                     "dense_score": round(scored.dense, 4),
                     "keyword_score": round(scored.keyword, 4),
+                    # P(evidence for the query), calibrated: what the floors compare.
+                    "relevance": scored.relevance,
                 }
                 for scored in results
             ],

@@ -1,7 +1,7 @@
-"""Ranks one scope's memories for a query: dense similarity and keyword match fused,
-then weighted by validity, recency and use.
+"""Ranks one scope's memories for a query: calibrated relevance, weighted by validity,
+recency and use.
 
-    relevance = dense_weight * dense + keyword_weight * keyword          (both in [0, 1])
+    relevance = P(evidence | features)                (gateway.memory.relevance)
     score     = relevance * (1 - recency_weight - access_weight
                              + recency_weight * recency + access_weight * access)
                           * (1 if the fact holds now else stale_factor)
@@ -11,19 +11,21 @@ and no procedural memory (those are injected whole, in order: `ScopeIndex.proced
 A fact that does not hold at `now` (outside valid_from/valid_to) is left out when
 `stale_factor` is 0, the default; `now` is the request's time or a search's `as_of`.
 
-- dense: the embedder's cosine, rescaled so that `dense_floor` (what unrelated texts
-  score) maps to 0 and `dense_ceiling` to 1;
+The features come from two signals computed over the whole scope:
+- dense: the embedder's cosine (also reported rescaled, `dense_floor` -> 0 and
+  `dense_ceiling` -> 1, as `ScoredMemory.dense`);
 - keyword: BM25 over the scope, divided by what a memory of average length holding each
   query term once would score (capped at 1), so a memory that contains every query term
   scores 1 whatever the query's length: IDs, codes and names are found exactly even
   where embeddings blur them;
-- recency halves every half-life of the memory's kind (`kind_half_life_days`, else
-  `recency_half_life_days`) since its last use (last access, else creation); access
-  grows with the log of uses.
+and from their ranks within the query and the memories stored next to each memory.
+Recency halves every half-life of the memory's kind (`kind_half_life_days`, else
+`recency_half_life_days`) since its last use (last access, else creation); access
+grows with the log of uses.
 
 Recency and use only scale relevance: they order relevant memories, they never lift an
-irrelevant one over `min_score`. The score is what the session cache's admission
-threshold (0.70 by default) is compared with.
+irrelevant one. `min_score` and the session cache's `admit_min_score` compare the
+calibrated relevance, so they mean a probability of being evidence.
 
 A `ScopeIndex` is built once per version of a user's memories (see `MemoryService`):
 the vectors stacked in one matrix, an inverted index of keyword terms, and the time and
@@ -43,6 +45,11 @@ import numpy as np
 import numpy.typing as npt
 
 from gateway.memory.records import MEMORY_KINDS, MemoryRecord, Vector
+from gateway.memory.relevance import (
+    RelevanceScorer,
+    packaged_relevance_model,
+    relevance_features,
+)
 from gateway.memory.text import dedup_key, keyword_terms
 from gateway.policy.models import MemoryRankingPolicy
 
@@ -59,9 +66,13 @@ _ACCESS_SATURATION = math.log1p(20)  # 20 uses count as fully established
 @dataclass(frozen=True, slots=True)
 class ScoredMemory:
     record: MemoryRecord
-    score: float
+    score: float  # what the ranking orders by (see `rank`)
     dense: float
     keyword: float
+    # P(evidence for the query) on the calibrated scale (`gateway.memory.relevance`):
+    # what the floors (`min_score`, the session cache's `admit_min_score`) compare.
+    relevance: float = 0.0
+    shared_terms: int = 0  # distinct keyword terms of the query the memory holds
 
 
 class TermCache:
@@ -217,49 +228,95 @@ def rank(
     settings: MemoryRankingPolicy,
     top_k: int,
     mode: RankMode = "fused",
+    *,
+    relevance_model: RelevanceScorer | None = None,
 ) -> list[ScoredMemory]:
+    """Best first, at most `top_k`. "fused": ordered by calibrated relevance times the
+    modifiers, floored at `min_score` on the calibrated relevance; "dense" and
+    "keyword" (baselines): ordered by that one signal times the modifiers, floored on
+    that product."""
     if index.size == 0 or top_k <= 0:
         return []
-    dense = _dense(index, query_vector, settings)
-    keyword = _keyword(index, query_text)
+    found = signals(index, query_text, query_vector)
+    dense = _dense(found.cosine, found.usable, settings)
+    keyword = found.keyword
+    model = relevance_model or packaged_relevance_model()
+    relevance = model.probability(
+        relevance_features(found.cosine, keyword, found.usable, index.created_at)
+    )
     if mode == "dense":
-        relevance = dense
+        floored = dense
     elif mode == "keyword":
-        relevance = keyword
+        floored = keyword
     else:
-        relevance = settings.dense_weight * dense + settings.keyword_weight * keyword
-    # NaN (a row `_modifiers` leaves out) sorts last and never passes `min_score`.
-    scores = relevance * _modifiers(index, now, settings)
-    scores = np.where(np.isnan(scores), -np.inf, scores)
+        floored = relevance
+    modifiers = _modifiers(index, now, settings)
+    scores = floored * modifiers
+    # NaN: a row `_modifiers` leaves out (superseded, procedural, not valid now): it
+    # sorts last and never passes `min_score`.
+    left_out = np.isnan(modifiers)
+    if mode != "fused":
+        floored = scores
+    else:
+        # The model's probabilities assume the scope holds evidence for the turn; a
+        # memory sharing no keyword term and scoring under `dense_floor` (what unrelated
+        # texts score) is evidence of nothing, however few memories compete with it.
+        left_out |= (found.shared_terms == 0) & (dense <= 0)
+    scores = np.where(left_out, -np.inf, scores)
+    floored = np.where(left_out, -np.inf, floored)
     order = np.argsort(-scores, kind="stable")[:top_k]
-    ranked: list[ScoredMemory] = []
-    for row in order:
-        score = float(scores[row])
-        if score < settings.min_score:
-            break
-        ranked.append(
-            ScoredMemory(
-                index.records[row], round(score, 4), float(dense[row]), float(keyword[row])
-            )
+    return [
+        ScoredMemory(
+            index.records[row],
+            round(float(scores[row]), 4),
+            float(dense[row]),
+            float(keyword[row]),
+            round(float(relevance[row]), 4),
+            int(found.shared_terms[row]),
         )
-    return ranked
+        for row in order
+        if floored[row] >= settings.min_score
+    ]
 
 
-def _dense(index: ScopeIndex, query: Vector | None, settings: MemoryRankingPolicy) -> Floats:
-    result = np.zeros(index.size, dtype=np.float64)
+@dataclass(frozen=True, slots=True)
+class Signals:
+    """What one query scores on each memory of a scope (one entry per record)."""
+
+    cosine: Floats  # raw, 0 where not comparable
+    usable: npt.NDArray[np.bool_]  # where the cosine is comparable
+    keyword: Floats  # normalised BM25 in [0, 1]
+    shared_terms: Indices  # distinct query keyword terms the memory holds
+
+
+def signals(index: ScopeIndex, query_text: str, query_vector: Vector | None) -> Signals:
+    cosine, usable = _cosine(index, query_vector)
+    keyword, shared = _keyword(index, query_text)
+    return Signals(cosine, usable, keyword, shared)
+
+
+def _cosine(index: ScopeIndex, query: Vector | None) -> tuple[Floats, npt.NDArray[np.bool_]]:
+    """The raw cosine per memory (0 where not comparable), and where it is comparable."""
+    none = np.zeros(index.size, dtype=np.bool_)
     if query is None or index.matrix is None or query.shape != (index.matrix.shape[1],):
-        return result
+        return np.zeros(index.size, dtype=np.float64), none
     cosine = (index.matrix @ query.astype(np.float32)).astype(np.float64)
+    return np.where(index.has_vector, cosine, 0.0), index.has_vector
+
+
+def _dense(cosine: Floats, usable: npt.NDArray[np.bool_], settings: MemoryRankingPolicy) -> Floats:
     span = max(settings.dense_ceiling - settings.dense_floor, 1e-6)
     scaled = np.clip((cosine - settings.dense_floor) / span, 0.0, 1.0)
-    return np.where(index.has_vector, scaled, 0.0)
+    return np.where(usable, scaled, 0.0)
 
 
-def _keyword(index: ScopeIndex, query_text: str) -> Floats:
+def _keyword(index: ScopeIndex, query_text: str) -> tuple[Floats, Indices]:
+    """Normalised BM25 per memory, and how many distinct query terms each holds."""
     result = np.zeros(index.size, dtype=np.float64)
+    shared = np.zeros(index.size, dtype=np.int64)
     query_terms = set(keyword_terms(query_text))
     if not query_terms:
-        return result
+        return result, shared
     count = index.size
     average_length = max(float(index.lengths.mean()), 1.0)
     norms = _BM25_K1 * (1 - _BM25_B + _BM25_B * index.lengths / average_length)
@@ -275,9 +332,10 @@ def _keyword(index: ScopeIndex, query_text: str) -> Floats:
         best += idf  # a single occurrence in a memory of average length
         if rows is not None and tf is not None:
             result[rows] += idf * tf * (_BM25_K1 + 1) / (tf + norms[rows])
+            shared[rows] += 1
     if best > 0:
         result /= best
-    return np.clip(result, 0.0, 1.0)
+    return np.clip(result, 0.0, 1.0), shared
 
 
 def _half_lives_days(settings: MemoryRankingPolicy) -> Floats:

@@ -25,6 +25,7 @@ from gateway.memory.records import (
     new_memory_id,
     stored_size_bytes,
 )
+from gateway.memory.relevance import RelevanceScorer
 from gateway.memory.retrieval import RankMode, ScopeIndex, ScoredMemory, TermCache, rank
 from gateway.memory.session import SessionTurn, merge_turn
 from gateway.memory.text import dedup_key
@@ -117,6 +118,7 @@ class MemoryService:
         *,
         max_cached_scopes: int = 1024,
         scope_max_age_seconds: float = 60.0,
+        relevance_model: RelevanceScorer | None = None,  # None: the packaged model
     ) -> None:
         self.store = store
         self.sessions = sessions
@@ -127,6 +129,7 @@ class MemoryService:
         self._max_cached_scopes = max_cached_scopes
         self._scope_max_age = scope_max_age_seconds
         self._terms = TermCache()
+        self._relevance = relevance_model
 
     async def scope_index(self, scope: MemoryScope) -> ScopeIndex:
         version = await self.store.scope_version(scope.tenant, scope.user)
@@ -301,6 +304,7 @@ class MemoryService:
             # Room for duplicates to be dropped below.
             top_k=top_k * 2,
             mode=mode,
+            relevance_model=self._relevance,
         )
         if index.size > RANK_IN_THREAD_ABOVE_RECORDS:
             ranked = await asyncio.to_thread(ranking)

@@ -6,8 +6,14 @@ Each turn:
 1. this turn's retrieved items and the session's cached items are merged, deduplicated
    by `dedup_key` (the higher score wins), sorted by score, and the best
    `inject_top_n` are what gets injected, each labelled with where it came from;
-2. this turn's items scoring at least `admit_min_score` are admitted to the session
-   cache, which keeps at most `capacity` items and evicts the oldest admitted first.
+2. this turn's items are admitted to the session cache when their calibrated relevance
+   (P(evidence), `gateway.memory.relevance`) is at least `admit_min_score`, or when
+   they are among the turn's best `admit_top_k` and hold at least
+   `admit_min_shared_terms` of its keyword terms. The second way exists because the
+   first rarely fires: measured on held-out LoCoMo conversations, P >= 0.70 holds for
+   0-12 % of evidence items depending on the scope's size (README, "Session knowledge
+   cache"). The cache keeps at most `capacity` items and evicts the oldest admitted
+   first.
 """
 
 from __future__ import annotations
@@ -42,6 +48,8 @@ class MemoryCandidate:
     memory_id: str  # a memory's id, or a knowledge item's (`source` says which)
     created_at: float
     source: str = MEMORY_SOURCE  # "memory" (the user's) or "knowledge" (the tenant's)
+    relevance: float = 0.0  # calibrated P(evidence); this turn's items only
+    shared_terms: int = 0  # query keyword terms the memory holds; this turn's items only
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +68,8 @@ def from_retrieval(scored: ScoredMemory, source: str = MEMORY_SOURCE) -> MemoryC
         memory_id=scored.record.id,
         created_at=scored.record.created_at,
         source=source,
+        relevance=scored.relevance,
+        shared_terms=scored.shared_terms,
     )
 
 
@@ -71,6 +81,14 @@ def this_turn(
     candidates = [from_retrieval(scored) for scored in retrieved]
     candidates += [from_retrieval(scored, KNOWLEDGE_SOURCE) for scored in knowledge]
     return sorted(candidates, key=lambda candidate: -candidate.score)
+
+
+def admitted(candidate: MemoryCandidate, position: int, settings: SessionMemoryPolicy) -> bool:
+    """Whether this turn's `position`-th best item (0: the best) enters the session cache."""
+    if candidate.relevance >= settings.admit_min_score:
+        return True
+    shares_terms = candidate.shared_terms >= settings.admit_min_shared_terms
+    return position < settings.admit_top_k and shares_terms
 
 
 def merge_turn(
@@ -111,8 +129,8 @@ def merge_turn(
     items = list(cached)
     position = {item.key: index for index, item in enumerate(items)}
     changed = False
-    for candidate in retrieved_now:
-        if candidate.score < settings.admit_min_score:
+    for rank_in_turn, candidate in enumerate(retrieved_now):
+        if not admitted(candidate, rank_in_turn, settings):
             continue
         index = position.get(candidate.key)
         if index is not None:

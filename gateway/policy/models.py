@@ -206,9 +206,9 @@ class ClassifierPolicy(StrictModel):
 class MemoryRankingPolicy(StrictModel):
     """How retrieval scores a memory (see `gateway/memory/retrieval.py`)."""
 
-    # Tuned on LoCoMo conversations 0-2 and checked on 3-4 (README, "Memory"): the
-    # multilingual sentence embedder matches questions to statements poorly, keywords
-    # carry most of the evidence, the embedder adds paraphrases.
+    # No longer used by the ranking, which orders by the calibrated relevance model
+    # (`gateway/memory/relevance.py`, fitted on LoCoMo 0-2, checked on 3-4); kept so
+    # that existing policy files stay valid.
     dense_weight: float = Field(default=0.3, ge=0, le=1)
     keyword_weight: float = Field(default=0.7, ge=0, le=1)
     # Raw embedder cosines mapped to [0, 1]: what unrelated texts score, and full marks.
@@ -221,10 +221,11 @@ class MemoryRankingPolicy(StrictModel):
     # Score multiplier for a fact outside its valid_from/valid_to window at the request
     # time (or a search's `as_of`); 0 (the default) leaves such facts out altogether.
     stale_factor: float = Field(default=0.0, ge=0, le=1)
-    # Low on purpose: the token budget, not the score, is what bounds the block; a
-    # higher floor left questions without their evidence (see
-    # docs/measurements.md#memory-retrieval-score-floor).
-    min_score: float = Field(default=0.1, ge=0, le=1)
+    # On the calibrated relevance scale: memories with under a 0.5 % chance of being
+    # evidence for the turn are not injected. Low on purpose: the token budget bounds
+    # the block. LoCoMo evidence recall at 512 tokens (README, "Memory recall
+    # (LoCoMo)"): floor 0 71.0 %, 0.005 70.3 %, 0.01 69.3 %, 0.02 and up less.
+    min_score: float = Field(default=0.005, ge=0, le=1)
 
     @model_validator(mode="after")
     def _consistent(self) -> MemoryRankingPolicy:
@@ -240,7 +241,13 @@ class MemoryRankingPolicy(StrictModel):
 class SessionMemoryPolicy(StrictModel):
     """The per-session knowledge cache (`x-gateway-session`)."""
 
+    # On the calibrated relevance scale (P(evidence), `gateway/memory/relevance.py`).
     admit_min_score: float = Field(default=0.70, ge=0, le=1)
+    # ...or among the turn's best `admit_top_k` holding `admit_min_shared_terms` of its
+    # keyword terms: P >= 0.70 is rare with the shipped embedder (README, "Session
+    # knowledge cache", for the measured precision of both ways). 0 turns this off.
+    admit_top_k: int = Field(default=3, ge=0, le=100)
+    admit_min_shared_terms: int = Field(default=2, ge=1, le=100)
     capacity: int = Field(default=30, ge=1, le=1000)
     inject_top_n: int = Field(default=15, ge=1, le=200)
     ttl_seconds: int = Field(default=3600, ge=1)

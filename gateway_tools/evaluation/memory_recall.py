@@ -4,13 +4,15 @@ gateway eval memory --data ../shared/data [--conversations 0-4] [--budgets 256,5
                     [--policy policy.yaml] [--output results.json]
 
 Per conversation, every turn is stored in order as one memory of one user (dated with
-its session's date). Then, for each question, the gateway's own retrieval (fused dense
-+ keyword, `MemoryService.search`) and two baselines through the same search (dense
-only, keyword only) rank the memories; the ranked list is turned into the injected block
-exactly as the chat pipeline does (`from_retrieval`, `build_block`) under each token
-budget. A question's evidence recall is the fraction of its evidence turns whose text is
-in the block (a turn whose text another turn repeats counts when either copy is there:
-the model sees the same words); "complete" is whether all of them are.
+its session's date). Then, for each question, the gateway's own retrieval (the
+calibrated relevance over dense and keyword signals, `MemoryService.search`) and two
+baselines through the same search (dense only, keyword only) rank the memories; the
+ranked list is turned into the injected block exactly as the chat pipeline does
+(`from_retrieval`, `build_block`) under each token budget. A question's evidence recall
+is the fraction of its evidence turns whose text is in the block (a turn whose text
+another turn repeats counts when either copy is there: the model sees the same words);
+"complete" is whether all of them are. Conversations 3-4, which the relevance model was
+not fitted on, are also summarised on their own.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ import numpy as np
 from gateway.embed.protocol import Embedder, Vectors
 from gateway.memory.inject import Counter, build_block
 from gateway.memory.records import MemoryRecord, MemoryScope
+from gateway.memory.relevance import RelevanceScorer
 from gateway.memory.retrieval import RankMode, ScopeIndex
 from gateway.memory.service import MemoryService, NewMemory
 from gateway.memory.session import from_retrieval
@@ -48,6 +51,9 @@ CATEGORY_NAMES: dict[int, str] = {
     5: "adversarial",
 }
 METHODS: tuple[RankMode, ...] = ("fused", "dense", "keyword")
+# The relevance model (gateway_tools/training/fit_memory_relevance.py) is fitted on
+# conversations 0-2: these are reported on their own as well.
+HELD_OUT_CONVERSATIONS = (3, 4)
 DEFAULT_BUDGETS = "256,512,1024"
 TARGET_MODEL = "gpt-4o-mini"
 EMBED_BATCH = 64
@@ -349,6 +355,7 @@ async def evaluate_memory(
     counter: Counter,
     budgets: tuple[int, ...],
     policy: MemoryPolicy,
+    relevance_model: RelevanceScorer | None = None,  # None: the packaged model
 ) -> tuple[list[QuestionOutcome], int]:
     """Every conversation in one throwaway embedded store (one user each)."""
     outcomes: list[QuestionOutcome] = []
@@ -358,7 +365,9 @@ async def evaluate_memory(
         try:
             for conversation in conversations:
                 clock = _fixed_clock(conversation.now)
-                service = MemoryService(store, sessions, embedder, clock=clock)
+                service = MemoryService(
+                    store, sessions, embedder, clock=clock, relevance_model=relevance_model
+                )
                 found, guarded = await evaluate_conversation(
                     service, embedder, conversation, counter, budgets, policy
                 )
@@ -411,9 +420,11 @@ def summarise(outcomes: Sequence[QuestionOutcome], budgets: Sequence[int]) -> di
             tokens[method][str(budget)] = round(_mean([c.tokens for c in cells]), 1)
             max_tokens[method][str(budget)] = max((c.tokens for c in cells), default=0)
             empty[method][str(budget)] = sum(1 for c in cells if c.injected == 0)
+    held_out = [o for o in outcomes if o.conversation in HELD_OUT_CONVERSATIONS]
     return {
         "by_category": by_category,
         "all": summarise_group(outcomes, budgets),
+        "held_out": summarise_group(held_out, budgets) if held_out else None,
         "mean_tokens": tokens,
         "max_tokens": max_tokens,
         "empty_blocks": empty,
@@ -438,6 +449,8 @@ def _table(summary: Mapping[str, Any], budgets: Sequence[int], field: str) -> li
         (f"{group['category']} {group['name']}", group) for group in summary["by_category"].values()
     ]
     rows.append(("all", summary["all"]))
+    if summary.get("held_out"):
+        rows.append(("held out 3-4", summary["held_out"]))
     for label, group in rows:
         values = [
             f"{group[field][method][str(budget)]:.1f}%" for budget in budgets for method in METHODS
@@ -485,6 +498,7 @@ async def _run(
     budgets: tuple[int, ...],
     policy: MemoryPolicy,
     embedder: Embedder | None,
+    relevance_model: RelevanceScorer | None = None,
 ) -> dict[str, Any]:
     from gateway.memory.tokens import Tokenizers
 
@@ -496,7 +510,9 @@ async def _run(
         embedder = await load_local_embedder()
     loaded = time.perf_counter()
     counter = Tokenizers().for_model(TARGET_MODEL)
-    outcomes, quarantined = await evaluate_memory(conversations, embedder, counter, budgets, policy)
+    outcomes, quarantined = await evaluate_memory(
+        conversations, embedder, counter, budgets, policy, relevance_model
+    )
     finished = time.perf_counter()
     summary = summarise(outcomes, budgets)
     return {
@@ -537,6 +553,7 @@ def run_memory_eval(
     output: str | None = None,
     command_line: str = "gateway eval memory",
     embedder: Embedder | None = None,
+    relevance_model: RelevanceScorer | None = None,
 ) -> int:
     print(f"$ {command_line}")
     path = data_dir / LOCOMO_FILE if data_dir is not None else None
@@ -550,7 +567,7 @@ def run_memory_eval(
     except ValueError as exc:
         print(f"gateway eval memory: {exc}")
         return 2
-    results = asyncio.run(_run(path, selection, chosen_budgets, policy, embedder))
+    results = asyncio.run(_run(path, selection, chosen_budgets, policy, embedder, relevance_model))
     results["config"]["command"] = command_line
     results["config"]["policy"] = policy_path or "built-in defaults"
     data = results["data"]

@@ -101,7 +101,7 @@ def test_an_admin_adds_a_document_and_every_user_of_the_tenant_gets_it(
             gateway, upstream, f"How long do refunds for the {topic} plan take?", user=user
         )
         assert block is not None and fact in block
-        assert "- [knowledge, this turn, " in block
+        assert "- [knowledge, 20" in block
     # Another tenant sees none of it: not by API, not in chat.
     globex = TENANT_KEYS["globex"]
     _error(_api(gateway, "GET", f"/knowledge/{items[0]['id']}", globex), 404, "knowledge_not_found")

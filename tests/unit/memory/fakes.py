@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 
 from gateway.embed.protocol import Vectors
+from gateway.memory.relevance import FEATURE_NAMES
 from gateway.providers.protocol import UpstreamReport
 from tests.unit.test_pipeline import ScriptedProvider
 
@@ -36,6 +37,30 @@ class TableEmbedder:
 
     async def warm_up(self) -> None:
         return None
+
+
+class CosineRelevance:
+    """A `RelevanceScorer` whose relevance is the raw cosine: with a table embedder every
+    score, and so every floor's effect, is known exactly."""
+
+    def probability(self, features: np.ndarray) -> np.ndarray:
+        result: np.ndarray = np.clip(features[:, FEATURE_NAMES.index("cosine")], 0.0, 1.0)
+        return result
+
+
+class WeightedRelevance:
+    """A `RelevanceScorer` that fuses raw cosine and keyword score linearly: known by
+    construction for embedders the shipped model was not fitted on."""
+
+    def __init__(self, dense_weight: float, keyword_weight: float) -> None:
+        self._dense_weight = dense_weight
+        self._keyword_weight = keyword_weight
+
+    def probability(self, features: np.ndarray) -> np.ndarray:
+        cosine = np.clip(features[:, FEATURE_NAMES.index("cosine")], 0.0, 1.0)
+        keyword = features[:, FEATURE_NAMES.index("keyword")]
+        result: np.ndarray = self._dense_weight * cosine + self._keyword_weight * keyword
+        return result
 
 
 class RecordingProvider(ScriptedProvider):

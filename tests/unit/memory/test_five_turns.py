@@ -1,5 +1,7 @@
 """The session knowledge cache end to end through the pipeline (real SQLite stores,
-real tiktoken, a table embedder so that every score is known exactly):
+real tiktoken, a table embedder and a relevance scorer that passes the cosine through,
+so that every score is known exactly; tests/e2e/test_session_knowledge.py runs the same
+kind of scenario with the shipped embedder and relevance model):
 
 turn 3 retrieves two items above 0.70 and one at 0.68; turn 4 retrieves one more;
 turn 5, "选A，继续", retrieves nothing, yet is forwarded with the three admitted items,
@@ -28,7 +30,7 @@ from gateway.pipeline.runner import ChatPipeline, CompletionOutcome
 from gateway.policy.models import Policy
 from gateway.storage.embedded.memory import open_embedded_memory
 from gateway.telemetry.records import DecisionRecord
-from tests.unit.memory.fakes import RecordingProvider, TableEmbedder
+from tests.unit.memory.fakes import CosineRelevance, RecordingProvider, TableEmbedder
 from tests.unit.test_pipeline import MemoryCache
 
 TURN_3 = (
@@ -46,7 +48,7 @@ KNOWLEDGE = {
 }
 IRRELEVANT = [0.0, 0.0, 0.0, 1.0]
 
-# Scores equal raw cosines: no keyword, recency or use weighting in this test.
+# Scores equal raw cosines (`CosineRelevance`): no recency or use weighting here.
 POLICY = Policy.model_validate(
     {
         "memory": {
@@ -74,7 +76,9 @@ async def service(tmp_path: Path) -> AsyncIterator[MemoryService]:
     table[TURN_3] = [1.0, 0.0, 0.0, 0.0]
     table[TURN_4] = [0.0, 0.0, 1.0, 0.0]
     store, sessions, database = await open_embedded_memory(tmp_path)
-    memory = MemoryService(store, sessions, TableEmbedder(table, IRRELEVANT))
+    memory = MemoryService(
+        store, sessions, TableEmbedder(table, IRRELEVANT), relevance_model=CosineRelevance()
+    )
     await memory.add(
         MemoryScope("acme", "alice"), [NewMemory(content=text) for text in KNOWLEDGE], POLICY.memory
     )
@@ -120,10 +124,10 @@ async def test_a_short_turn_carries_what_the_session_gathered(service: MemorySer
     turn_3 = memory_block(bodies[2])
     assert turn_3 is not None
     # Retrieved this turn: all three (0.9, 0.75, 0.68 are above min_score 0.5).
-    assert turn_3.count("[memory, this turn,") == 3
+    assert turn_3.count("- [memory, 20") == 3
     turn_4 = memory_block(bodies[3])
     assert turn_4 is not None
-    assert "[memory, this turn, " in turn_4 and "managed Kafka" in turn_4
+    assert "- [memory, 20" in turn_4 and "managed Kafka" in turn_4
     assert "coffee machine" not in turn_4  # 0.68: never admitted to the session
     assert turn_4.count("[memory, earlier in this session,") == 2
 

@@ -27,7 +27,7 @@ SETTINGS = SessionMemoryPolicy(admit_min_score=0.0, capacity=10, inject_top_n=10
 
 def scored(content: str, score: float, item_id: str) -> ScoredMemory:
     record = MemoryRecord(id=item_id, tenant="t", user="u", content=content, created_at=0.0)
-    return ScoredMemory(record, score, dense=score, keyword=0.0)
+    return ScoredMemory(record, score, dense=score, keyword=0.0, relevance=score)
 
 
 def test_memories_and_knowledge_rank_together_by_score_with_their_label() -> None:
@@ -39,8 +39,8 @@ def test_memories_and_knowledge_rank_together_by_score_with_their_label() -> Non
         ("kn_1", "knowledge"),
         ("mem_2", "memory"),
     ]
-    assert memory_line(ranked[1]).startswith("- [knowledge, this turn, 1970-01-01] Refunds")
-    assert memory_line(ranked[0]).startswith("- [memory, this turn, ")
+    assert memory_line(ranked[1]).startswith("- [knowledge, 1970-01-01] Refunds")
+    assert memory_line(ranked[0]) == "- [memory, 1970-01-01] Prefers tea."
 
 
 def test_the_session_keeps_the_source_of_what_it_cached() -> None:
@@ -63,7 +63,7 @@ async def test_a_cached_knowledge_item_lives_only_while_in_the_scope(tmp_path: P
     item = KnowledgeRecord("kn_1", "acme", "Refunds take nine days.", 0.0, "d", vector=vector)
     await knowledge_store.add([item], max_items=10)
     scope, policy = MemoryScope("acme", "alice"), Policy().memory
-    hit = ScoredMemory(item.as_memory(), 0.8, 0.8, 0.0)
+    hit = ScoredMemory(item.as_memory(), 0.8, 0.8, 0.0, relevance=0.8)
 
     async def turn(index: ScopeIndex | None) -> list[str]:
         result = await memory.session_turn(scope, "s", [], policy, knowledge_index=index)

@@ -24,6 +24,7 @@ from gateway_tools.evaluation.memory_recall import (
     parse_selection,
     run_memory_eval,
 )
+from tests.unit.memory.fakes import WeightedRelevance
 
 TOPICS = {
     "ceramics": 0,
@@ -120,13 +121,13 @@ CONVERSATION: dict[str, Any] = {
     ],
 }
 
-# Ranking made explicit (defaults may be tuned): no recency/use weighting, raw cosine as
-# the dense score, and a floor low enough for a keyword-only match.
+# Ranking made explicit (defaults may be tuned): no recency/use weighting, relevance
+# 0.6 x raw cosine + 0.4 x keyword (`WeightedRelevance`: the shipped model is fitted on
+# another embedder's cosines), and a floor low enough for a keyword-only match.
+RELEVANCE = WeightedRelevance(dense_weight=0.6, keyword_weight=0.4)
 POLICY_YAML = """\
 memory:
   ranking:
-    dense_weight: 0.6
-    keyword_weight: 0.4
     dense_floor: 0.0
     dense_ceiling: 1.0
     recency_weight: 0.0
@@ -139,10 +140,10 @@ def one_line_budget() -> int:
     """Room for the longest single line, never for two lines."""
     counter = Tokenizers().for_model("gpt-4o-mini")
     header = frame_tokens(counter)
-    line = "- [memory, this turn, 2023-05-20] " + (
+    line = "- [memory, 2023-05-20] " + (
         "Alice: I adopted a rescue puppy last week. [shared a photo: a small brown puppy on a rug]"
     )
-    shortest = "- [memory, this turn, 2023-05-20] Alice: Sure, see you then!"
+    shortest = "- [memory, 2023-05-20] Alice: Sure, see you then!"
     budget = header + counter.count(line) + 1
     assert header + 2 * (counter.count(shortest) + 1) > budget
     return budget
@@ -191,6 +192,7 @@ def test_recall_matches_the_construction(
         output=str(output),
         command_line="gateway eval memory --test",
         embedder=TopicEmbedder(),
+        relevance_model=RELEVANCE,
     )
 
     assert code == 0

@@ -15,11 +15,15 @@ from gateway.storage.protocols import SessionItem
 from tests.unit.memory.fakes import TableEmbedder
 
 
-def scored(content: str, score: float, memory_id: str | None = None) -> ScoredMemory:
+def scored(
+    content: str, score: float, memory_id: str | None = None, shared_terms: int = 0
+) -> ScoredMemory:
     record = MemoryRecord(
         id=memory_id or f"m-{content}", tenant="t", user="u", content=content, created_at=0.0
     )
-    return ScoredMemory(record, score, dense=score, keyword=0.0)
+    return ScoredMemory(
+        record, score, dense=score, keyword=0.0, relevance=score, shared_terms=shared_terms
+    )
 
 
 SETTINGS = SessionMemoryPolicy(admit_min_score=0.70, capacity=3, inject_top_n=2)
@@ -29,6 +33,29 @@ def test_only_items_at_or_above_the_threshold_are_admitted() -> None:
     turn = merge_turn([], [scored("a", 0.70), scored("b", 0.69)], SETTINGS, now=1.0)
     assert [item.content for item in turn.session_items] == ["a"]
     assert turn.changed
+
+
+def test_the_floor_compares_the_calibrated_relevance_not_the_rank_score() -> None:
+    record = MemoryRecord(id="m-r", tenant="t", user="u", content="r", created_at=0.0)
+    # Ranked high (recency, use) but not likely evidence: not admitted; and the reverse.
+    high_rank = ScoredMemory(record, 0.95, dense=0.9, keyword=0.9, relevance=0.4)
+    turn = merge_turn([], [high_rank], SETTINGS, now=1.0)
+    assert turn.session_items == []
+    likely = ScoredMemory(record, 0.5, dense=0.2, keyword=0.2, relevance=0.75)
+    assert [i.content for i in merge_turn([], [likely], SETTINGS, 1.0).session_items] == ["r"]
+
+
+def test_a_turns_best_items_sharing_its_terms_are_admitted_below_the_floor() -> None:
+    settings = SessionMemoryPolicy(admit_top_k=2, admit_min_shared_terms=2)
+    retrieved = [
+        scored("first", 0.3, shared_terms=3),
+        scored("second, one shared term", 0.2, shared_terms=1),
+        scored("third, outside the top 2", 0.1, shared_terms=4),
+    ]
+    turn = merge_turn([], retrieved, settings, now=1.0)
+    assert [item.content for item in turn.session_items] == ["first"]
+    off = settings.model_copy(update={"admit_top_k": 0})
+    assert merge_turn([], retrieved, off, now=1.0).session_items == []
 
 
 def test_capacity_evicts_the_oldest_admitted_first() -> None:
