@@ -15,6 +15,7 @@ from fastapi import FastAPI
 
 from gateway.api import (
     admin,
+    admin_spend,
     chat,
     completions_legacy,
     dashboard,
@@ -89,6 +90,7 @@ def create_app(
         embeddings.router,
         memories.router,
         admin.router,
+        admin_spend.router,
         dashboard.router,
         health.router,
         messages.router,

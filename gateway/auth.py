@@ -15,7 +15,7 @@ itself need not be stored anywhere on the gateway's side.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from gateway.errors import Unauthorized
 from gateway.settings import ADMIN_TENANT, HASHED_KEY_PREFIX, OPEN_TENANT, AuthSettings
@@ -33,12 +33,18 @@ __all__ = [
 
 # Headers besides `Authorization` that may carry the key, in the order they are read.
 KEY_HEADERS = ("x-api-key", "api-key")
+# Hex digits of a key's SHA-256 that name it in records (48 bits: no collision among a
+# tenant's keys in practice, and nothing that helps to find the key).
+KEY_PREFIX_DIGITS = 12
 
 
 @dataclass(frozen=True, slots=True)
 class Principal:
     tenant: str
     is_admin: bool = False
+    # The first 12 hex digits of the key's SHA-256: names the key in spend records
+    # (not part of who the principal is: two keys of a tenant compare equal).
+    key_digest_prefix: str = field(default="", compare=False)
 
 
 def _digest(key: str) -> bytes:
@@ -68,7 +74,10 @@ class KeyRegistry:
         self._by_digest: dict[bytes, Principal] = {}
         for tenant in settings.tenants:
             for key in tenant.api_keys:
-                self._by_digest[configured_digest(key)] = Principal(tenant=tenant.name)
+                digest = configured_digest(key)
+                self._by_digest[digest] = Principal(
+                    tenant=tenant.name, key_digest_prefix=digest.hex()[:KEY_PREFIX_DIGITS]
+                )
         for key in settings.admin_keys:
             self._by_digest[configured_digest(key)] = Principal(tenant=ADMIN_TENANT, is_admin=True)
         self.open = not settings.tenants

@@ -23,6 +23,7 @@ from pydantic import (
 
 from gateway.cache.limits import CapacitySettings
 from gateway.errors import GatewayInternalError
+from gateway.spend.settings import SpendSettings
 from gateway.strict_model import StrictModel
 from gateway.yamlfile import YamlFileError, describe_validation_error, read_yaml_mapping
 
@@ -30,6 +31,8 @@ DEFAULT_CONFIG_PATH = Path("config/gateway.yaml")
 CONFIG_PATH_ENV = "GATEWAY_CONFIG"
 REDIS_URL_ENV = "REDIS_URL"
 ENV_REFERENCE_PREFIX = "os.environ/"
+# litellm's names for per-token prices in `model_info` (USD per token).
+PRICE_FIELDS = ("input_cost_per_token", "output_cost_per_token")
 
 
 class ConfigError(GatewayInternalError):
@@ -62,6 +65,13 @@ class ModelDeployment(BaseModel):
         # Read by gateway/providers/as_sent.py (README, "What reaches the provider").
         if value and not isinstance(value.get("request_as_sent", False), bool):
             raise ValueError("model_info.request_as_sent must be true or false")
+        # Prices that replace litellm's (gateway/spend/pricing.py), as LiteLLM spells them.
+        for name in PRICE_FIELDS:
+            price = (value or {}).get(name)
+            if price is not None and (
+                isinstance(price, bool) or not isinstance(price, int | float) or not price >= 0
+            ):
+                raise ValueError(f"model_info.{name} must be a number >= 0 (USD per token)")
         return value
 
 
@@ -270,6 +280,7 @@ class GatewayConfig(StrictModel):
     adaptive: AdaptiveSettings = Field(default_factory=AdaptiveSettings)
     alerts: AlertSettings = Field(default_factory=AlertSettings)
     responses: ResponsesSettings = Field(default_factory=ResponsesSettings)
+    spend: SpendSettings = Field(default_factory=SpendSettings)
     # Relative paths (policies_dir, storage.path) are relative to the working
     # directory, as in LiteLLM's proxy config.
     policies_dir: Path = Path("policies")

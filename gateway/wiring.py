@@ -41,6 +41,9 @@ from gateway.policy.loader import PolicyStore, stop_watching
 from gateway.providers.protocol import ChatProvider, Provider
 from gateway.review.protocol import Reviewer
 from gateway.settings import GatewayConfig
+from gateway.spend.build import build_spend
+from gateway.spend.pricing import Pricer
+from gateway.spend.tracker import SpendTracker
 from gateway.storage import Storage, open_storage
 from gateway.telemetry.exports import (
     export_adaptive,
@@ -149,6 +152,7 @@ class Services:
     shadow: ShadowVerifier
     prompt_tokens: PromptTokens  # `POST /v1/messages/count_tokens`
     tool_cache: ToolCacheService  # `/v1/tool-cache`
+    spend: SpendTracker  # spend per key, tenant, model and day; budgets
     exit_stack: AsyncExitStack = field(repr=False, compare=False)
 
     async def aclose(self) -> None:
@@ -162,13 +166,10 @@ def _litellm_provider(config: GatewayConfig) -> Provider:
     return LiteLLMProvider.create(config)
 
 
-def _cost_estimator(provider: ChatProvider, limits: ModelLimits) -> CostEstimator:
-    """Prices by the upstream model a gateway model name stands for."""
-
-    def estimate(model: str, prompt_tokens: int, completion_tokens: int) -> float:
-        return provider.cost_usd(limits.tokenizer_model(model), prompt_tokens, completion_tokens)
-
-    return estimate
+def _cost_estimator(config: GatewayConfig, provider: ChatProvider) -> Pricer:
+    """Prices by the upstream model a gateway model name stands for, or by the
+    config's `model_info` prices (spend and savings alike)."""
+    return Pricer.from_config(config, provider.cost_usd)
 
 
 def _single_flight(storage: Storage) -> SingleFlight:
@@ -233,6 +234,7 @@ def _pipeline(
     limits: ModelLimits,
     observers: _Observers,
     tokenizers: Tokenizers,
+    spend: SpendTracker,
 ) -> ChatPipeline:
     semantic = SemanticCacheStage(
         components.embedder,
@@ -263,6 +265,7 @@ def _pipeline(
         shadow=observers.shadow,
         auditor=observers.auditor,
         recorder=observers.recorder,
+        spend=spend,
     )
 
 
@@ -336,16 +339,19 @@ async def build_services(
         components = await components_factory(config, upstream)
         stores = await _open_stores(stack, config, components)
         limits = model_limits(config, upstream.context_window)
-        cost = _cost_estimator(upstream, limits)
-        observers = _observers(config, upstream, components, stores.adaptive, cost)
+        pricer = _cost_estimator(config, upstream)
+        observers = _observers(config, upstream, components, stores.adaptive, pricer.cost_usd)
         # Closed before the stores they write to: the shadow, then the auditor first.
         stack.push_async_callback(observers.shadow.close)
         stack.push_async_callback(observers.auditor.close)
         _export_metrics(policies, stores, observers)
         # Loads the tiktoken encodings offline now, so a broken install fails at start.
         tokenizers = Tokenizers()
+        spend = build_spend(
+            stack, config, pricer, stores.storage, limits, tokenizers, observers.metrics, policies
+        )
         pipeline = _pipeline(
-            config, upstream, components, policies, stores, limits, observers, tokenizers
+            config, upstream, components, policies, stores, limits, observers, tokenizers, spend
         )
         _start_background_tasks(stack, config, policies, stores.storage)
         logger.info(
@@ -371,6 +377,7 @@ async def build_services(
             shadow=observers.shadow,
             prompt_tokens=PromptTokens(tokenizers, limits),
             tool_cache=_tool_cache(stores.storage, observers.metrics),
+            spend=spend,
             exit_stack=stack.pop_all(),
         )
     raise AssertionError("unreachable: the block returns or raises")

@@ -15,6 +15,7 @@ from gateway.storage.protocols import (
     MemoryStore,
     ResponseStore,
     SessionStore,
+    SpendStore,
     TaskStore,
     ToolCacheStore,
     VectorIndex,
@@ -54,3 +55,5 @@ class Storage:
     tasks: TaskStore
     # The agents' tool-result cache (per tenant, TTL per entry, capped).
     tool_cache: ToolCacheStore
+    # Spend per (UTC day, tenant, key, model) (embedded: SQLite; Redis: shared).
+    spend: SpendStore

@@ -20,6 +20,7 @@ import numpy.typing as npt
 from gateway.cache.purge import PurgeFilter
 from gateway.errors import GatewayInternalError
 from gateway.memory.records import MemoryRecord, MemoryScope
+from gateway.spend.records import SpendRow
 from gateway.tasks.records import TaskRecord, TaskStatus
 from gateway.toolcache.records import ToolCacheEntry, ToolCacheFilter
 
@@ -366,6 +367,25 @@ class ToolCacheStore(Protocol):
 
     async def delete(self, tool_filter: ToolCacheFilter) -> int:
         """Remove the tenant's entries that match; returns how many."""
+        ...
+
+    async def close(self) -> None: ...
+
+
+# Spend per (UTC day, tenant, key, model): embedded SQLite, or Redis shared by replicas.
+
+
+class SpendStore(Protocol):
+    async def add(self, rows: Sequence[SpendRow]) -> None:
+        """Add each row's columns to the stored row of its identity. All or nothing."""
+        ...
+
+    async def tenant_spent(self, tenant: str, days: Sequence[str]) -> dict[str, float]:
+        """`spent_usd` of `tenant` on each of `days` (0.0 where nothing was spent)."""
+        ...
+
+    async def rows(self, days: Sequence[str], tenant: str | None = None) -> list[SpendRow]:
+        """The stored rows of `days` (of one tenant, or of all)."""
         ...
 
     async def close(self) -> None: ...

@@ -13,6 +13,7 @@ from gateway.storage.embedded.adaptive import SQLiteAdaptiveStore
 from gateway.storage.embedded.exact import SQLiteExactCache
 from gateway.storage.embedded.memory import open_embedded_memory
 from gateway.storage.embedded.responses import SQLiteResponseStore
+from gateway.storage.embedded.spend import SQLiteSpendStore
 from gateway.storage.embedded.tasks import SQLiteTaskStore
 from gateway.storage.embedded.tool_cache import SQLiteToolCache
 from gateway.storage.embedded.vectors import EmbeddedVectorIndex
@@ -73,12 +74,14 @@ async def open_embedded_storage(
     responses = await SQLiteResponseStore.open(settings.path)
     tasks = await SQLiteTaskStore.open(settings.path)
     tool_cache = await SQLiteToolCache.open(settings.path, capacity.tool_cache, ledger)
+    spend = await SQLiteSpendStore.open(settings.path)
 
     # Every database is pinged for /readyz, the expiring tables are swept, and all close
     # newest first (what was opened last may depend on what was opened before it).
-    pinged: tuple[_Pings, ...] = (exact, vectors, memory_db, responses, tasks, tool_cache)
-    swept: tuple[_Sweeps, ...] = (exact, vectors, sessions, responses, tool_cache)
+    pinged: tuple[_Pings, ...] = (exact, vectors, memory_db, responses, tasks, tool_cache, spend)
+    swept: tuple[_Sweeps, ...] = (exact, vectors, sessions, responses, tool_cache, spend)
     closed: tuple[_Closes, ...] = (
+        spend,
         tasks,
         tool_cache,
         responses,
@@ -105,4 +108,5 @@ async def open_embedded_storage(
         responses=responses,
         tasks=tasks,
         tool_cache=tool_cache,
+        spend=spend,
     )

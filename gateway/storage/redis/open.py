@@ -15,6 +15,7 @@ from gateway.storage.redis.backend import RedisBackend
 from gateway.storage.redis.memory import RedisMemoryStore
 from gateway.storage.redis.responses import RedisResponseStore
 from gateway.storage.redis.sessions import RedisSessionStore
+from gateway.storage.redis.spend import RedisSpendStore
 from gateway.storage.redis.tasks import RedisTaskStore
 from gateway.storage.redis.tool_cache import RedisToolCache
 
@@ -71,4 +72,5 @@ async def open_redis_storage(
         responses=RedisResponseStore(backend),
         tasks=RedisTaskStore(backend),
         tool_cache=tool_cache,
+        spend=RedisSpendStore(backend),
     )
