@@ -8,15 +8,26 @@ from __future__ import annotations
 
 import os
 import re
+import time
+import uuid
 from pathlib import Path
 from typing import Any
 
 import httpx
 import openai
 import pytest
+import yaml
 
-from tests.e2e.helpers import client_for, gateway_with_policies, unique_prompt
-from tests.helpers import ADMIN_KEY, TENANT_KEYS, FakeUpstream, GatewayFactory, RunningGateway
+from gateway.testing.redis_server import RedisServer
+from tests.e2e.helpers import GatewayProcess, client_for, gateway_with_policies, unique_prompt
+from tests.helpers import (
+    ADMIN_KEY,
+    TENANT_KEYS,
+    FakeUpstream,
+    GatewayFactory,
+    RunningGateway,
+    gateway_config_dict,
+)
 
 PRICED_MODEL = "gpt-4o-mini"
 # What the fake upstream reports for every answer.
@@ -39,8 +50,6 @@ def _litellm_cost(model: str, prompt_tokens: int, completion_tokens: int) -> flo
 def _models(upstream: FakeUpstream, model_info: dict[str, Any] | None = None) -> list[Any]:
     """The test config's models plus `gpt-4o-mini` (litellm has its price) on the fake
     upstream."""
-    from tests.helpers import gateway_config_dict
-
     models = gateway_config_dict(upstream.url, Path("unused"))["model_list"]
     priced: dict[str, Any] = {
         "model_name": PRICED_MODEL,
@@ -59,7 +68,7 @@ def _override_prices() -> dict[str, float]:
     return {"input_cost_per_token": INPUT_PRICE, "output_cost_per_token": OUTPUT_PRICE}
 
 
-def _admin_json(gateway: RunningGateway, path: str) -> Any:
+def _admin_json(gateway: RunningGateway | _Replica, path: str) -> Any:
     response = httpx.get(
         f"{gateway.url}{path}", headers={"authorization": f"Bearer {ADMIN_KEY}"}, timeout=30
     )
@@ -67,7 +76,7 @@ def _admin_json(gateway: RunningGateway, path: str) -> Any:
     return response.json()
 
 
-def _ask(gateway: RunningGateway, prompt: str, tenant: str = "acme") -> httpx.Response:
+def _ask(gateway: RunningGateway | _Replica, prompt: str, tenant: str = "acme") -> httpx.Response:
     return httpx.post(
         f"{gateway.base_url}/chat/completions",
         headers={"authorization": f"Bearer {TENANT_KEYS[tenant]}"},
@@ -76,7 +85,7 @@ def _ask(gateway: RunningGateway, prompt: str, tenant: str = "acme") -> httpx.Re
     )
 
 
-def _spent(gateway: RunningGateway, tenant: str = "acme") -> dict[str, Any]:
+def _spent(gateway: RunningGateway | _Replica, tenant: str = "acme") -> dict[str, Any]:
     body = _admin_json(gateway, f"/admin/spend?tenant={tenant}&group_by=model")
     rows = [row for row in body["data"] if row["model"] == PRICED_MODEL]
     return rows[0] if rows else {"spent_usd": 0.0, "requests": 0, "hits": 0, "saved_usd": 0.0}
@@ -244,3 +253,59 @@ def test_admin_spend_rejects_bad_ranges(gateway: RunningGateway) -> None:
         f"{gateway.url}/admin/spend", headers={"authorization": f"Bearer {TENANT_KEYS['acme']}"}
     )
     assert tenant.status_code == 403
+
+
+def test_two_replicas_on_redis_share_the_spend_and_the_budget(
+    upstream: FakeUpstream, redis_server: RedisServer, tmp_path: Path
+) -> None:
+    policies = tmp_path / "policies"
+    policies.mkdir()
+    budget = 1.5 * OVERRIDE_COST
+    (policies / "tenant.acme.yaml").write_text(f"budget:\n  daily_usd: {budget}\n")
+    raw = gateway_config_dict(upstream.url, tmp_path / "data")
+    raw["model_list"] = _models(upstream, _override_prices())
+    raw["policies_dir"] = str(policies)
+    raw["storage"] = {
+        "backend": "redis",
+        "redis_url": redis_server.url,
+        "redis_prefix": f"spend{uuid.uuid4().hex[:12]}",
+        "path": str(tmp_path / "data"),
+    }
+    raw["server"] = {"log_level": "warning"}
+    raw["spend"] = {"flush_seconds": 0.2, "budget_refresh_seconds": 0.2}
+    config_path = tmp_path / "gateway.yaml"
+    config_path.write_text(yaml.safe_dump(raw))
+    replicas = [GatewayProcess(config_path, tmp_path / f"gw{n}.log", wait=False) for n in range(2)]
+    try:
+        for replica in replicas:
+            replica.wait_until_ready(120)
+        first, second = (_Replica(replica.url) for replica in replicas)
+        assert _ask(first, unique_prompt()).status_code == 200
+        # The second replica sees what the first spent once it is written (flush_seconds)
+        # and its own view refreshed (budget_refresh_seconds); its next request is the
+        # one that crosses the budget, the one after it is refused.
+        deadline = time.monotonic() + 10
+        while _spent(second)["requests"] < 1 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert _spent(second)["spent_usd"] == pytest.approx(OVERRIDE_COST)
+        time.sleep(0.5)
+        assert _ask(second, unique_prompt()).status_code == 200
+        assert _ask(second, unique_prompt()).status_code == 402
+        # And the first replica stops the tenant too, once it has read the total.
+        deadline = time.monotonic() + 10
+        while _ask(first, unique_prompt()).status_code != 402:
+            assert time.monotonic() < deadline, "the first replica never saw the spend"
+            time.sleep(0.2)
+        total = _spent(first)
+        assert total["requests"] == 2 and total["spent_usd"] == pytest.approx(2 * OVERRIDE_COST)
+    finally:
+        for replica in replicas:
+            replica.stop()
+
+
+class _Replica:
+    """What `_ask` and `_spent` need of a gateway: its URLs."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.base_url = f"{url}/v1"
