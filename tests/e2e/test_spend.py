@@ -13,6 +13,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+import anthropic
 import httpx
 import openai
 import pytest
@@ -83,6 +84,11 @@ def _ask(gateway: RunningGateway | _Replica, prompt: str, tenant: str = "acme") 
         json={"model": PRICED_MODEL, "messages": [{"role": "user", "content": prompt}]},
         timeout=30,
     )
+
+
+def _refusals(gateway: RunningGateway) -> int:
+    records = _admin_json(gateway, "/admin/decisions?tenant=acme&limit=1000")["data"]
+    return sum(1 for record in records if record["status"] == 402)
 
 
 def _spent(gateway: RunningGateway | _Replica, tenant: str = "acme") -> dict[str, Any]:
@@ -200,6 +206,16 @@ def test_a_daily_budget_stops_the_tenant_within_one_request(
             model=PRICED_MODEL, messages=[{"role": "user", "content": unique_prompt()}]
         )
     assert refused.value.status_code == 402 and len(sent) == 1
+    # The Anthropic door: its billing error, not retried by the Anthropic client either
+    # (counted by the gateway's own decision records: that SDK brings its own HTTP client).
+    refusals = _refusals(gateway)
+    claude = anthropic.Anthropic(base_url=gateway.url, api_key=TENANT_KEYS["acme"], max_retries=2)
+    with pytest.raises(anthropic.APIStatusError) as billed:
+        claude.messages.create(
+            model=PRICED_MODEL, max_tokens=16, messages=[{"role": "user", "content": "Hi"}]
+        )
+    assert billed.value.status_code == 402 and _refusals(gateway) == refusals + 1
+    assert billed.value.body["error"]["type"] == "billing_error"  # type: ignore[index]
     # Cache hits cost nothing: still served, and nothing more is spent.
     hit = _ask(gateway, answered[0])
     assert hit.status_code == 200 and hit.headers["x-gateway-cache"] == "exact"
