@@ -46,10 +46,10 @@ class SQLiteSpendStore:
         self._closed = False
 
     @classmethod
-    async def open(cls, data_dir: Path) -> SQLiteSpendStore:
+    async def open(cls, data_dir: Path, clock: Callable[[], float] = time.time) -> SQLiteSpendStore:
         database = SQLiteDatabase(data_dir / "spend.sqlite3")
         await database.open(SPEND_SCHEMA)
-        return cls(database)
+        return cls(database, clock)
 
     async def add(self, rows: Sequence[SpendRow]) -> None:
         values = [(*row.identity, *row.values()) for row in rows]
