@@ -58,6 +58,7 @@ class SpendLedger:
         self._stored: dict[tuple[str, str], float] = {}
         self._read_at: dict[str, float] = {}  # tenant -> when its stored totals were read
         self._task: asyncio.Task[None] | None = None
+        self._read_failing = False
 
     def add(self, row: SpendRow) -> None:
         """Notes a row; written to the store by the next flush."""
@@ -92,14 +93,16 @@ class SpendLedger:
         self._read_at[tenant] = self._monotonic()
         try:
             found = await self.store.tenant_spent(tenant, days)
-        except StoreUnavailable:
+        except Exception:  # StoreUnavailable, or a reply this version cannot read
             # Fail open: the totals known so far (0 for days never read) plus what is
-            # pending; read again after the refresh interval.
+            # pending. Days never read are tried again on the next check (Redis's
+            # circuit answers at once while it is open); known ones after the interval.
             self._on_failure("spend", "read")
-            logger.warning("spend store unavailable: budget checked on known totals")
-            for day in days:
-                self._stored.setdefault((tenant, day), 0.0)
+            if not self._read_failing:  # one line per outage, not one per request
+                logger.warning("spend store unavailable: budgets checked on known totals")
+            self._read_failing = True
             return
+        self._read_failing = False
         for day, spent in found.items():
             self._stored[(tenant, day)] = spent
 
