@@ -59,6 +59,7 @@ class SpendLedger:
         self._read_at: dict[str, float] = {}  # tenant -> when its stored totals were read
         self._task: asyncio.Task[None] | None = None
         self._read_failing = False
+        self._write_failing = False
 
     def add(self, row: SpendRow) -> None:
         """Notes a row; written to the store by the next flush."""
@@ -119,14 +120,16 @@ class SpendLedger:
                 await self.store.add(rows)
             except StoreUnavailable:
                 self._on_failure("spend", "add")
-                logger.warning(
-                    "spend store unavailable: %d rows kept for the next flush", len(rows)
-                )
+                if not self._write_failing:  # one line per outage
+                    logger.warning("spend store unavailable: rows kept for the next flush")
+                self._write_failing = True
+                # Merged by (day, tenant, key, model): an outage grows no list.
                 self._keep(rows)
                 return
             except BaseException:  # cancelled at shutdown: the rows stay pending
                 self._keep(rows)
                 raise
+            self._write_failing = False
             for scope, spent in self._writing.items():
                 if scope in self._stored:
                     self._stored[scope] += spent
