@@ -15,6 +15,8 @@ class BudgetPolicy(StrictModel):
 
     daily_usd: float | None = Field(default=None, gt=0, allow_inf_nan=False)
     monthly_usd: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    # Each API key of the tenant on its own, per UTC day (next to the tenant's caps).
+    key_daily_usd: float | None = Field(default=None, gt=0, allow_inf_nan=False)
     # The share of a cap past which responses carry `x-gateway-budget-warning`, the
     # metric `gateway_budget_soft_exceeded_total` counts and one log line per period.
     soft_threshold: float = Field(default=0.8, gt=0, le=1)

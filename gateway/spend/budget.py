@@ -39,7 +39,7 @@ class BudgetStatus:
     """What a forwarded request's response says about its tenant's budget."""
 
     remaining_usd: float  # the least left under any cap, before this request
-    warning: str | None = None  # "daily" | "monthly": past the soft threshold
+    warning: str | None = None  # "daily" | "monthly" | "key_daily": past the soft threshold
 
     def headers(self) -> dict[str, str]:
         headers = {REMAINING_HEADER: f"{max(0.0, self.remaining_usd):.6f}"}
@@ -50,8 +50,8 @@ class BudgetStatus:
 
 @dataclass(frozen=True, slots=True)
 class _Cap:
-    period: str  # "daily" | "monthly"
-    period_id: str  # the UTC day or month it is for
+    period: str  # "daily" | "monthly" | "key_daily"
+    period_id: str  # the UTC day or month it is for (and the key, for "key_daily")
     limit_usd: float
     spent_usd: float
 
@@ -72,16 +72,17 @@ class BudgetGuard:
         self._warned: set[tuple[str, str, str]] = set()  # (tenant, period, period id)
         self._stopped: set[tuple[str, str, str]] = set()
 
-    async def admit(self, tenant: str, budget: BudgetPolicy) -> BudgetStatus | None:
-        """None: no cap. Raises `BudgetExceeded` when a cap is reached."""
-        if budget.daily_usd is None and budget.monthly_usd is None:
+    async def admit(self, tenant: str, key: str, budget: BudgetPolicy) -> BudgetStatus | None:
+        """None: no cap. Raises `BudgetExceeded` when a cap of the tenant or of its API
+        `key` is reached."""
+        if budget.daily_usd is None and budget.monthly_usd is None and budget.key_daily_usd is None:
             return None
-        caps = await self._caps(tenant, budget)
+        caps = await self._caps(tenant, key, budget)
         for cap in caps:
             if cap.spent_usd >= cap.limit_usd:
                 self._once(self._stopped, tenant, cap, self._on_exceeded, "reached")
                 raise BudgetExceeded(
-                    f"The {cap.period} budget of this tenant ({cap.limit_usd:g} USD) is spent; "
+                    f"The {_name(cap.period)} ({cap.limit_usd:g} USD) is spent; "
                     f"it renews at the start of the next UTC {_unit(cap.period)}. "
                     "Answers already in the cache are still served.",
                     headers={"x-should-retry": "false", REMAINING_HEADER: "0.000000"},
@@ -94,7 +95,7 @@ class BudgetGuard:
         remaining = min(cap.limit_usd - cap.spent_usd for cap in caps)
         return BudgetStatus(remaining_usd=remaining, warning=warning)
 
-    async def _caps(self, tenant: str, budget: BudgetPolicy) -> list[_Cap]:
+    async def _caps(self, tenant: str, key: str, budget: BudgetPolicy) -> list[_Cap]:
         now = self._clock()
         days = month_days_so_far(now)
         caps: list[_Cap] = []
@@ -104,6 +105,9 @@ class BudgetGuard:
         if budget.monthly_usd is not None:
             spent = await self._ledger.tenant_spent(tenant, days)
             caps.append(_Cap("monthly", utc_month(now), budget.monthly_usd, spent))
+        if budget.key_daily_usd is not None:
+            spent = await self._ledger.tenant_spent(tenant, days[-1:], key)
+            caps.append(_Cap("key_daily", f"{utc_day(now)}/{key}", budget.key_daily_usd, spent))
         return caps
 
     def _once(
@@ -118,8 +122,12 @@ class BudgetGuard:
         mark = (tenant, cap.period, cap.period_id)
         if mark in seen:
             return
-        # Earlier periods' marks are done with: the set stays as small as the tenants.
-        seen.difference_update({m for m in seen if m[:2] == mark[:2]})
+        # Earlier periods' marks are done with: the set stays as small as the tenants
+        # (and keys) of the current period.
+        current = _period_of(cap.period_id)
+        seen.difference_update(
+            {m for m in seen if m[:2] == mark[:2] and _period_of(m[2]) != current}
+        )
         seen.add(mark)
         hook(tenant, cap.period)
         logger.warning(
@@ -133,5 +141,15 @@ class BudgetGuard:
         )
 
 
+def _period_of(period_id: str) -> str:
+    return period_id.split("/", 1)[0]  # "2026-12-01/<key>" -> the day
+
+
 def _unit(period: str) -> str:
-    return "day" if period == "daily" else "month"
+    return "month" if period == "monthly" else "day"
+
+
+def _name(period: str) -> str:
+    if period == "key_daily":
+        return "daily budget of this API key"
+    return f"{period} budget of this tenant"

@@ -52,11 +52,13 @@ class SpendLedger:
         self._monotonic = monotonic
         self._lock = asyncio.Lock()
         self._pending: dict[tuple[str, str, str, str], SpendRow] = {}
-        # (tenant, day) -> spent_usd: not in the store yet / being written / stored
-        self._unwritten: dict[tuple[str, str], float] = {}
-        self._writing: dict[tuple[str, str], float] = {}
-        self._stored: dict[tuple[str, str], float] = {}
-        self._read_at: dict[str, float] = {}  # tenant -> when its stored totals were read
+        # (tenant, key, day) -> spent_usd: not in the store yet / being written / stored;
+        # key "" is the whole tenant
+        self._unwritten: dict[tuple[str, str, str], float] = {}
+        self._writing: dict[tuple[str, str, str], float] = {}
+        self._stored: dict[tuple[str, str, str], float] = {}
+        # (tenant, key) -> when its stored totals were last read
+        self._read_at: dict[tuple[str, str], float] = {}
         self._task: asyncio.Task[None] | None = None
         self._read_failing = False
         self._write_failing = False
@@ -66,34 +68,38 @@ class SpendLedger:
         known = self._pending.get(row.identity)
         self._pending[row.identity] = row if known is None else known.plus(row)
         if row.spent_usd:
-            scope = (row.tenant, row.day)
-            self._unwritten[scope] = self._unwritten.get(scope, 0.0) + row.spent_usd
+            for key in ("", row.key):  # the tenant's total and the key's own
+                scope = (row.tenant, key, row.day)
+                self._unwritten[scope] = self._unwritten.get(scope, 0.0) + row.spent_usd
 
-    async def tenant_spent(self, tenant: str, days: Sequence[str]) -> float:
-        """What `tenant` spent on `days`: stored, plus recorded and not yet written."""
-        if self._must_read(tenant, days):
+    async def tenant_spent(self, tenant: str, days: Sequence[str], key: str | None = None) -> float:
+        """What `tenant` (or one `key` of it) spent on `days`: stored, plus recorded and
+        not yet written."""
+        who = (tenant, key or "")
+        if self._must_read(who, days):
             async with self._lock:
-                if self._must_read(tenant, days):
-                    await self._read(tenant, days)
+                if self._must_read(who, days):
+                    await self._read(who, days)
         return sum(
-            self._stored.get((tenant, day), 0.0)
-            + self._writing.get((tenant, day), 0.0)
-            + self._unwritten.get((tenant, day), 0.0)
+            self._stored.get((*who, day), 0.0)
+            + self._writing.get((*who, day), 0.0)
+            + self._unwritten.get((*who, day), 0.0)
             for day in days
         )
 
-    def _must_read(self, tenant: str, days: Sequence[str]) -> bool:
-        if any((tenant, day) not in self._stored for day in days):
+    def _must_read(self, who: tuple[str, str], days: Sequence[str]) -> bool:
+        if any((*who, day) not in self._stored for day in days):
             return True
-        read_at = self._read_at.get(tenant)
+        read_at = self._read_at.get(who)
         return self._shared and (
             read_at is None or self._monotonic() - read_at >= self._refresh_seconds
         )
 
-    async def _read(self, tenant: str, days: Sequence[str]) -> None:
-        self._read_at[tenant] = self._monotonic()
+    async def _read(self, who: tuple[str, str], days: Sequence[str]) -> None:
+        self._read_at[who] = self._monotonic()
+        tenant, key = who
         try:
-            found = await self.store.tenant_spent(tenant, days)
+            found = await self.store.tenant_spent(tenant, days, key or None)
         except Exception:  # StoreUnavailable, or a reply this version cannot read
             # Fail open: the totals known so far (0 for days never read) plus what is
             # pending. Days never read are tried again on the next check (Redis's
@@ -105,7 +111,7 @@ class SpendLedger:
             return
         self._read_failing = False
         for day, spent in found.items():
-            self._stored[(tenant, day)] = spent
+            self._stored[(tenant, key, day)] = spent
 
     async def flush(self) -> None:
         """Writes every pending row now (what `/admin/spend` calls before it reads)."""

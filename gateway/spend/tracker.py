@@ -49,7 +49,7 @@ class SpendTracker:
     async def admit(self, request: ChatRequest) -> BudgetStatus | None:
         """Before forwarding: raises `BudgetExceeded` when the tenant's budget is spent."""
         budget = self._policy_for(request.tenant, "").budget
-        return await self._guard.admit(request.tenant, budget)
+        return await self._guard.admit(request.tenant, spend_key_of(request.principal), budget)
 
     def charge(
         self,

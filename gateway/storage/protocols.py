@@ -380,8 +380,11 @@ class SpendStore(Protocol):
         """Add each row's columns to the stored row of its identity. All or nothing."""
         ...
 
-    async def tenant_spent(self, tenant: str, days: Sequence[str]) -> dict[str, float]:
-        """`spent_usd` of `tenant` on each of `days` (0.0 where nothing was spent)."""
+    async def tenant_spent(
+        self, tenant: str, days: Sequence[str], key: str | None = None
+    ) -> dict[str, float]:
+        """`spent_usd` of `tenant` (of one `key` of it) on each of `days` (0.0 where
+        nothing was spent)."""
         ...
 
     async def rows(self, days: Sequence[str], tenant: str | None = None) -> list[SpendRow]:

@@ -286,12 +286,14 @@ class MemorySpendStore:
             known = self.stored.get(row.identity)
             self.stored[row.identity] = row if known is None else known.plus(row)
 
-    async def tenant_spent(self, tenant: str, days: Sequence[str]) -> dict[str, float]:
+    async def tenant_spent(
+        self, tenant: str, days: Sequence[str], key: str | None = None
+    ) -> dict[str, float]:
         self._check()
         self.reads += 1
         spent = dict.fromkeys(days, 0.0)
         for row in self.stored.values():
-            if row.tenant == tenant and row.day in spent:
+            if row.tenant == tenant and row.day in spent and key in (None, row.key):
                 spent[row.day] += row.spent_usd
         return spent
 

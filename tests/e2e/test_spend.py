@@ -224,6 +224,35 @@ def test_a_daily_budget_stops_the_tenant_within_one_request(
     assert _ask(gateway, unique_prompt(), tenant="globex").status_code == 200
 
 
+def test_a_key_budget_stops_that_key_only(
+    start_gateway: GatewayFactory, upstream: FakeUpstream, tmp_path: Path
+) -> None:
+    second_key = "sk-acme-2"
+    gateway, _ = gateway_with_policies(
+        start_gateway,
+        tmp_path,
+        {"tenant.acme.yaml": f"budget:\n  key_daily_usd: {1.5 * OVERRIDE_COST}\n"},
+        model_list=_models(upstream, _override_prices()),
+        auth={
+            "tenants": [
+                {"name": "acme", "api_keys": [TENANT_KEYS["acme"], second_key]},
+                {"name": "globex", "api_keys": [TENANT_KEYS["globex"]]},
+            ],
+            "admin_keys": [ADMIN_KEY],
+        },
+    )
+    assert [_ask(gateway, unique_prompt()).status_code for _ in range(3)] == [200, 200, 402]
+    other = httpx.post(
+        f"{gateway.base_url}/chat/completions",
+        headers={"authorization": f"Bearer {second_key}"},
+        json={"model": PRICED_MODEL, "messages": [{"role": "user", "content": unique_prompt()}]},
+        timeout=30,
+    )
+    assert other.status_code == 200
+    by_key = _admin_json(gateway, "/admin/spend?tenant=acme&group_by=key")["data"]
+    assert sorted(row["requests"] for row in by_key) == [1, 2]
+
+
 def test_past_the_soft_threshold_responses_warn(
     start_gateway: GatewayFactory, upstream: FakeUpstream, tmp_path: Path
 ) -> None:

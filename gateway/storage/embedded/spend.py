@@ -62,15 +62,17 @@ class SQLiteSpendStore:
 
         await self._db.run(_add)
 
-    async def tenant_spent(self, tenant: str, days: Sequence[str]) -> dict[str, float]:
+    async def tenant_spent(
+        self, tenant: str, days: Sequence[str], key: str | None = None
+    ) -> dict[str, float]:
         wanted = list(days)
 
         def _read() -> dict[str, float]:
             spent = dict.fromkeys(wanted, 0.0)
             for day, total in self._db.connection.execute(
                 "SELECT day, SUM(spent_usd) FROM spend WHERE tenant = ? AND day BETWEEN ? AND ? "
-                "GROUP BY day",
-                (tenant, min(wanted), max(wanted)),
+                "AND (? IS NULL OR api_key = ?) GROUP BY day",
+                (tenant, min(wanted), max(wanted), key, key),
             ):
                 if day in spent:  # the days asked for, not every day between them
                     spent[day] = float(total)

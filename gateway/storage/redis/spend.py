@@ -1,7 +1,8 @@
 """Spend rows in the shared Redis, one hash per UTC day:
 
     <prefix>:spend:day:<day>      field JSON [tenant, key, model, column] -> number
-    <prefix>:spend:tenant:<day>   field tenant -> spent_usd (what budgets read)
+    <prefix>:spend:tenant:<day>   field tenant, and JSON [tenant, key] -> spent_usd
+                                  (what budgets read)
 
 written with HINCRBYFLOAT in one MULTI/EXEC per batch, so replicas add up; each key
 expires `MAX_RANGE_DAYS` days after its last write. Protocol:
@@ -50,20 +51,26 @@ class RedisSpendStore:
                     if row.spent_usd:
                         tenant_key = self._tenant_key(row.day)
                         pipe.hincrbyfloat(tenant_key, row.tenant, row.spent_usd)
+                        pipe.hincrbyfloat(
+                            tenant_key, _key_field(row.tenant, row.key), row.spent_usd
+                        )
                         pipe.expire(tenant_key, _RETENTION_SECONDS)
                 await pipe.execute()
 
         await self._backend.connection.run(_add)
 
-    async def tenant_spent(self, tenant: str, days: Sequence[str]) -> dict[str, float]:
+    async def tenant_spent(
+        self, tenant: str, days: Sequence[str], key: str | None = None
+    ) -> dict[str, float]:
         wanted = list(days)
         if not wanted:
             return {}
+        field = tenant if key is None else _key_field(tenant, key)
 
         async def _read(client: Redis) -> list[object]:
             async with client.pipeline(transaction=False) as pipe:
                 for day in wanted:
-                    pipe.hget(self._tenant_key(day), tenant)
+                    pipe.hget(self._tenant_key(day), field)
                 return list(await pipe.execute())
 
         values = await self._backend.connection.run(_read)
@@ -90,6 +97,11 @@ class RedisSpendStore:
 
     async def close(self) -> None:
         return None  # the backend owns the connection
+
+
+def _key_field(tenant: str, key: str) -> bytes:
+    """A key's field beside its tenant's (a tenant name never starts with '[')."""
+    return orjson.dumps([tenant, key])
 
 
 def _rows_of(day: str, fields: dict[bytes, bytes], tenant: str | None) -> list[SpendRow]:

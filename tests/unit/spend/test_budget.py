@@ -48,16 +48,16 @@ async def test_a_daily_cap_counts_today_only_and_renews_at_midnight_utc() -> Non
     ledger, guard, _ = _guard(store, clock)
     budget = BudgetPolicy(daily_usd=1.0)
     await store.add([_spend("2026-03-09", 5.0)])  # yesterday's spend does not count
-    status = await guard.admit("acme", budget)
+    status = await guard.admit("acme", "k1", budget)
     assert status is not None and status.remaining_usd == pytest.approx(1.0)
     ledger.add(_spend("2026-03-10", 1.0))  # pending, not written yet: counted at once
     with pytest.raises(BudgetExceeded) as refused:
-        await guard.admit("acme", budget)
+        await guard.admit("acme", "k1", budget)
     assert refused.value.status_code == 402 and refused.value.headers["x-should-retry"] == "false"
     # Another tenant is not affected.
-    assert await guard.admit("globex", budget) is not None
+    assert await guard.admit("globex", "k9", budget) is not None
     clock.set("2026-03-11T00:00:00")
-    status = await guard.admit("acme", budget)
+    status = await guard.admit("acme", "k1", budget)
     assert status is not None and status.remaining_usd == pytest.approx(1.0)
 
 
@@ -67,14 +67,14 @@ async def test_a_monthly_cap_sums_the_month_and_renews_on_the_first() -> None:
     budget = BudgetPolicy(monthly_usd=10.0, daily_usd=8.0)
     await store.add([_spend("2025-12-31", 100.0), _spend("2026-01-01", 4.0)])
     ledger.add(_spend("2026-01-31", 5.0))
-    status = await guard.admit("acme", budget)
+    status = await guard.admit("acme", "k1", budget)
     # daily: 8 - 5 = 3 left; monthly: 10 - 9 = 1 left.
     assert status is not None and status.remaining_usd == pytest.approx(1.0)
     ledger.add(_spend("2026-01-31", 1.0))
     with pytest.raises(BudgetExceeded, match="monthly"):
-        await guard.admit("acme", budget)
+        await guard.admit("acme", "k1", budget)
     clock.set("2026-02-01T00:00:00")
-    status = await guard.admit("acme", budget)
+    status = await guard.admit("acme", "k1", budget)
     assert status is not None and status.remaining_usd == pytest.approx(8.0)
 
 
@@ -83,24 +83,24 @@ async def test_the_soft_threshold_warns_every_request_but_counts_once_per_period
     ledger, guard, soft = _guard(store, clock)
     budget = BudgetPolicy(daily_usd=10.0, soft_threshold=0.5)
     ledger.add(_spend("2026-05-01", 4.9))
-    status = await guard.admit("acme", budget)
+    status = await guard.admit("acme", "k1", budget)
     assert status is not None and status.warning is None
     ledger.add(_spend("2026-05-01", 0.1))
     for _ in range(3):
-        status = await guard.admit("acme", budget)
+        status = await guard.admit("acme", "k1", budget)
         assert status is not None and status.warning == "daily"
         assert status.headers()["x-gateway-budget-warning"] == "daily"
     assert soft == [("acme", "daily")]
     clock.set("2026-05-02T08:00:00")
     ledger.add(_spend("2026-05-02", 6.0))
-    await guard.admit("acme", budget)
+    await guard.admit("acme", "k1", budget)
     assert soft == [("acme", "daily"), ("acme", "daily")]
 
 
 async def test_no_cap_no_check() -> None:
     store = MemorySpendStore()
     _, guard, _ = _guard(store, Clock("2026-05-01T08:00:00"))
-    assert await guard.admit("acme", BudgetPolicy()) is None
+    assert await guard.admit("acme", "k1", BudgetPolicy()) is None
     assert store.reads == 0
 
 
@@ -137,10 +137,29 @@ async def test_a_store_that_is_down_keeps_the_rows_and_the_check_fails_open() ->
     ledger.add(_spend("2026-05-01", 0.4))
     await ledger.flush()
     assert ("spend", "add") in failures
-    status = await guard.admit("acme", BudgetPolicy(daily_usd=1.0))
+    status = await guard.admit("acme", "k1", BudgetPolicy(daily_usd=1.0))
     assert ("spend", "read") in failures
     # What this process recorded still counts while the store is down.
     assert status is not None and status.remaining_usd == pytest.approx(0.6)
     store.failure = None
     await ledger.close()  # the kept rows are written on the way out
     assert (await store.tenant_spent("acme", ["2026-05-01"]))["2026-05-01"] == pytest.approx(0.4)
+
+
+async def test_a_key_cap_stops_that_key_only() -> None:
+    store, clock = MemorySpendStore(), Clock("2026-06-01T09:00:00")
+    ledger, guard, soft = _guard(store, clock, shared=True)
+    budget = BudgetPolicy(key_daily_usd=1.0, daily_usd=5.0, soft_threshold=0.5)
+    await store.add([SpendRow("2026-06-01", "acme", "k2", "m", spent_usd=0.6)])
+    ledger.add(SpendRow("2026-06-01", "acme", "k1", "m", spent_usd=1.0))
+    with pytest.raises(BudgetExceeded, match="API key"):
+        await guard.admit("acme", "k1", budget)
+    # The other key has its own day; the tenant's total (1.6) counts both.
+    status = await guard.admit("acme", "k2", budget)
+    assert status is not None and status.warning == "key_daily"
+    assert status.remaining_usd == pytest.approx(0.4)
+    assert await ledger.tenant_spent("acme", ["2026-06-01"]) == pytest.approx(1.6)
+    assert soft == [("acme", "key_daily")]
+    # A warning for one key does not forget another key's of the same day.
+    await guard.admit("acme", "k2", budget)
+    assert soft == [("acme", "key_daily")]
