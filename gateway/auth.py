@@ -42,6 +42,9 @@ __all__ = [
 
 # Headers besides `Authorization` that may carry the key, in the order they are read.
 KEY_HEADERS = ("x-api-key", "api-key")
+# Hex digits of a key's SHA-256 that name it in records (48 bits: no collision among a
+# tenant's keys in practice, and nothing that helps to find the key).
+KEY_PREFIX_DIGITS = 12
 
 
 @dataclass(frozen=True, slots=True)

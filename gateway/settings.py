@@ -25,6 +25,7 @@ from gateway.audit_trail.settings import AuditTrailSettings
 from gateway.cache.limits import CapacitySettings
 from gateway.errors import GatewayInternalError
 from gateway.keys.settings import RuntimeKeySettings
+from gateway.spend.settings import SpendSettings
 from gateway.strict_model import StrictModel
 from gateway.yamlfile import YamlFileError, describe_validation_error, read_yaml_mapping
 
@@ -32,6 +33,8 @@ DEFAULT_CONFIG_PATH = Path("config/gateway.yaml")
 CONFIG_PATH_ENV = "GATEWAY_CONFIG"
 REDIS_URL_ENV = "REDIS_URL"
 ENV_REFERENCE_PREFIX = "os.environ/"
+# litellm's names for per-token prices in `model_info` (USD per token).
+PRICE_FIELDS = ("input_cost_per_token", "output_cost_per_token")
 
 
 class ConfigError(GatewayInternalError):
@@ -64,6 +67,13 @@ class ModelDeployment(BaseModel):
         # Read by gateway/providers/as_sent.py (README, "What reaches the provider").
         if value and not isinstance(value.get("request_as_sent", False), bool):
             raise ValueError("model_info.request_as_sent must be true or false")
+        # Prices that replace litellm's (gateway/spend/pricing.py), as LiteLLM spells them.
+        for name in PRICE_FIELDS:
+            price = (value or {}).get(name)
+            if price is not None and (
+                isinstance(price, bool) or not isinstance(price, int | float) or not price >= 0
+            ):
+                raise ValueError(f"model_info.{name} must be a number >= 0 (USD per token)")
         return value
 
 
@@ -280,6 +290,7 @@ class GatewayConfig(StrictModel):
     responses: ResponsesSettings = Field(default_factory=ResponsesSettings)
     # The audit trail of admin actions (`GET /admin/audit`).
     audit: AuditTrailSettings = Field(default_factory=AuditTrailSettings)
+    spend: SpendSettings = Field(default_factory=SpendSettings)
     # Relative paths (policies_dir, storage.path) are relative to the working
     # directory, as in LiteLLM's proxy config.
     policies_dir: Path = Path("policies")

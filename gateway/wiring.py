@@ -41,6 +41,9 @@ from gateway.pipeline.single_flight import SingleFlight
 from gateway.policy.loader import PolicyStore, stop_watching
 from gateway.providers.protocol import ChatProvider, Provider
 from gateway.settings import GatewayConfig
+from gateway.spend.build import build_spend
+from gateway.spend.pricing import Pricer
+from gateway.spend.tracker import SpendTracker
 from gateway.storage import Storage, open_storage
 from gateway.telemetry.exports import (
     export_adaptive,
@@ -81,6 +84,7 @@ class Services:
     knowledge: KnowledgeService  # `/v1/knowledge`, and retrieved by the memory stage
     key_admin: KeyAdmin  # `/admin/keys`
     audit_trail: AuditTrail  # `/admin/audit`
+    spend: SpendTracker  # spend per key, tenant, model and day; budgets
     exit_stack: AsyncExitStack = field(repr=False, compare=False)
 
     async def aclose(self) -> None:
@@ -94,13 +98,10 @@ def _litellm_provider(config: GatewayConfig) -> Provider:
     return LiteLLMProvider.create(config)
 
 
-def _cost_estimator(provider: ChatProvider, limits: ModelLimits) -> CostEstimator:
-    """Prices by the upstream model a gateway model name stands for."""
-
-    def estimate(model: str, prompt_tokens: int, completion_tokens: int) -> float:
-        return provider.cost_usd(limits.tokenizer_model(model), prompt_tokens, completion_tokens)
-
-    return estimate
+def _cost_estimator(config: GatewayConfig, provider: ChatProvider) -> Pricer:
+    """Prices by the upstream model a gateway model name stands for, or by the
+    config's `model_info` prices (spend and savings alike)."""
+    return Pricer.from_config(config, provider.cost_usd)
 
 
 def _single_flight(storage: Storage) -> SingleFlight:
@@ -156,16 +157,33 @@ class _Stores:
     namespaces: NamespaceLimiter
 
 
+def _memory_stage(
+    stores: _Stores,
+    tokenizers: Tokenizers,
+    limits: ModelLimits,
+    metrics: GatewayMetrics,
+    upstream: Provider,
+    knowledge: KnowledgeService,
+) -> MemoryStage:
+    return MemoryStage(
+        stores.memory,
+        tokenizers,
+        limits,
+        metrics.store_failure,
+        tasks=stores.storage.tasks,
+        summariser=upstream,
+        knowledge=knowledge,
+    )
+
+
 def _pipeline(
-    config: GatewayConfig,
     upstream: Provider,
     components: SemanticComponents,
     policies: PolicyStore,
     stores: _Stores,
-    limits: ModelLimits,
     observers: _Observers,
-    tokenizers: Tokenizers,
-    knowledge: KnowledgeService,
+    memory: MemoryStage,
+    spend: SpendTracker,
 ) -> ChatPipeline:
     semantic = SemanticCacheStage(
         components.embedder,
@@ -181,15 +199,7 @@ def _pipeline(
         ExactCacheStage(stores.storage.exact),
         semantic=semantic,
         classify=ClassifyStage(components.classifier),
-        memory=MemoryStage(
-            stores.memory,
-            tokenizers,
-            limits,
-            metrics.store_failure,
-            tasks=stores.storage.tasks,
-            summariser=upstream,
-            knowledge=knowledge,
-        ),
+        memory=memory,
         on_store_failure=metrics.store_failure,
         single_flight=_single_flight(stores.storage),
         policy_for=policies.resolve,
@@ -197,6 +207,7 @@ def _pipeline(
         shadow=observers.shadow,
         auditor=observers.auditor,
         recorder=observers.recorder,
+        spend=spend,
     )
 
 
@@ -206,7 +217,12 @@ def _tool_cache(storage: Storage, metrics: GatewayMetrics) -> ToolCacheService:
     return ToolCacheService(storage.tool_cache, stats, on_store_failure=metrics.store_failure)
 
 
-def _export_metrics(policies: PolicyStore, stores: _Stores, observers: _Observers) -> None:
+def _start_observers(
+    stack: AsyncExitStack, policies: PolicyStore, stores: _Stores, observers: _Observers
+) -> None:
+    # Closed before the stores they write to: the shadow, then the auditor first.
+    stack.push_async_callback(observers.shadow.close)
+    stack.push_async_callback(observers.auditor.close)
     metrics = observers.metrics
     export_audit(metrics, observers.auditor)
     export_adaptive(metrics, stores.adaptive, policies, observers.alerts)
@@ -303,18 +319,17 @@ async def build_services(
         components = await components_factory(config, upstream)
         stores = await _open_stores(stack, config, components)
         limits = model_limits(config, upstream.context_window)
-        cost = _cost_estimator(upstream, limits)
-        observers = _observers(config, upstream, components, stores.adaptive, cost)
-        # Closed before the stores they write to: the shadow, then the auditor first.
-        stack.push_async_callback(observers.shadow.close)
-        stack.push_async_callback(observers.auditor.close)
-        _export_metrics(policies, stores, observers)
+        pricer = _cost_estimator(config, upstream)
+        observers = _observers(config, upstream, components, stores.adaptive, pricer.cost_usd)
+        _start_observers(stack, policies, stores, observers)
         # Loads the tiktoken encodings offline now, so a broken install fails at start.
         tokenizers = Tokenizers()
         knowledge = _knowledge(stores, components, tokenizers)
-        pipeline = _pipeline(
-            config, upstream, components, policies, stores, limits, observers, tokenizers, knowledge
+        spend = build_spend(
+            stack, config, pricer, stores.storage, limits, tokenizers, observers.metrics, policies
         )
+        memory = _memory_stage(stores, tokenizers, limits, observers.metrics, upstream, knowledge)
+        pipeline = _pipeline(upstream, components, policies, stores, observers, memory, spend)
         _start_background_tasks(stack, config, policies, stores.storage, stores.memory)
         _log_ready(config, policies)
         runtime_keys = RuntimeKeyCache(stores.storage.keys, config.auth.runtime_keys)
@@ -337,6 +352,7 @@ async def build_services(
             knowledge=knowledge,
             key_admin=KeyAdmin(stores.storage.keys, runtime_keys),
             audit_trail=AuditTrail(stores.storage.audit, config.audit),
+            spend=spend,
             exit_stack=stack.pop_all(),
         )
     raise AssertionError("unreachable: the block returns or raises")

@@ -3,6 +3,8 @@
     GET  /admin/stats               totals, reasons, latency, timeline, audit, memory,
                                     capacity (entries, bytes, caps, evictions per store),
                                     tool_cache (lookups, puts, deletes per tenant)
+    GET  /admin/spend               spend and savings per tenant and day, model or key
+                                    (`admin_spend.py`; also in /admin/stats: `spend`)
     GET  /admin/decisions?limit=N   the most recent decision records, newest first
     GET  /admin/policies            active policies, their sources, the last reload error
     POST /admin/policies/reload     reload now (the watcher also reloads on change)
@@ -29,6 +31,7 @@ from gateway.api.schemas import parse_body
 from gateway.cache.eviction import capacity_snapshot
 from gateway.cache.purge import PurgeFilter
 from gateway.errors import Forbidden, StoreUnavailableResponse
+from gateway.spend.overview import spend_overview
 from gateway.wiring import Services
 
 router = APIRouter()
@@ -60,6 +63,8 @@ async def stats(request: Request, services: AdminServices) -> Response:
     body["storage"] = await services.storage.describe()
     body["capacity"] = capacity_snapshot(services.storage.ledger, services.config.capacity)
     body["tool_cache"] = services.tool_cache.stats.snapshot()
+    # Spend next to savings, per tenant, model and UTC day, from the (shared) store.
+    body["spend"] = await spend_overview(services.spend)
     body["adaptive"] = {
         "tenants": tenant_rows(
             services.adaptive, lambda tenant: services.policies.resolve(tenant, "")

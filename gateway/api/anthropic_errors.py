@@ -15,6 +15,8 @@ ANTHROPIC_PATH = "/v1/messages"
 _TYPES_BY_STATUS = {
     400: "invalid_request_error",
     401: "authentication_error",
+    # Anthropic's billing error: a tenant's spend budget is used up (gateway/spend/).
+    402: "billing_error",
     403: "permission_error",
     404: "not_found_error",
     413: "request_too_large",

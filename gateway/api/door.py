@@ -63,6 +63,9 @@ def cache_headers(decision: Decision) -> dict[str, str]:
     if decision.coalesced:
         # Served with the answer of a concurrent identical request (single flight).
         headers["x-gateway-coalesced"] = "1"
+    if decision.budget is not None:
+        # Forwarded under a budget: what was left of it, and a warning past the soft share.
+        headers.update(decision.budget.headers())
     return headers
 
 

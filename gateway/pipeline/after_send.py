@@ -34,6 +34,7 @@ from gateway.pipeline.request import ChatRequest
 from gateway.pipeline.single_flight import Flight, SingleFlight
 from gateway.policy.models import Policy
 from gateway.providers.protocol import DROP_UNKNOWN_PARAMS, Provider
+from gateway.spend.tracker import SpendTracker
 from gateway.telemetry.recorder import DecisionRecorder
 from gateway.telemetry.records import DecisionRecord
 
@@ -77,7 +78,9 @@ class AfterSend:
         shadow: ShadowVerifier | None = None,
         auditor: HitAuditor | None = None,
         recorder: DecisionRecorder | None = None,
+        spend: SpendTracker | None = None,
     ) -> None:
+        self._spend = spend
         self._provider = provider
         self._layers = layers
         self._flights = flights
@@ -92,7 +95,9 @@ class AfterSend:
         record = builder.record(status)
         if self._recorder is not None:
             served = builder.served
-            return self._recorder.record(record, None if served is None else served.usage)
+            record = self._recorder.record(record, None if served is None else served.usage)
+        if self._spend is not None and builder.served is not None and status == 200:
+            self._spend.saved(builder.request, record.model, record.cost_saved_usd)
         return record
 
     # --- a stored answer ---------------------------------------------------------------
@@ -125,6 +130,14 @@ class AfterSend:
         body = builder.memory.body or builder.request.body
         if builder.request.policy.unknown_params == "drop":
             body = {**body, DROP_UNKNOWN_PARAMS: True}
+        try:
+            # Only what reaches the provider costs: the budget stops it here (402).
+            if self._spend is not None:
+                with builder.timings.timed("budget"):
+                    builder.budget = await self._spend.admit(builder.request)
+        except BaseException:
+            await self._end_flight(flight, None)
+            raise
         if builder.request.stream:
             return await self._forward_stream(builder, body, flight)
         try:
@@ -133,6 +146,9 @@ class AfterSend:
         except BaseException:
             await self._end_flight(flight, None)
             raise
+        # Noted in memory as soon as the provider answered (charged even if the client
+        # leaves before the body is sent); written to the store in the background.
+        self._charge(builder, body, completion)
         shareable = _shareable(builder, completion)
         if flight is not None and self._flights is not None:
             self._flights.share(flight, shareable)
@@ -167,19 +183,21 @@ class AfterSend:
             await self._end_flight(flight, None)
             raise
         builder.timings.since("forward_first_chunk", forward_started)
-        return StreamOutcome(self._relay(builder, first, upstream, flight), builder.decision())
+        relay = self._relay(builder, body, first, upstream, flight)
+        return StreamOutcome(relay, builder.decision())
 
     async def _relay(
         self,
         builder: DecisionBuilder,
+        body: dict[str, Any],
         first: dict[str, Any],
         upstream: AsyncGenerator[dict[str, Any], None],
         flight: Flight | None,
     ) -> AsyncGenerator[dict[str, Any], None]:
         status = CLIENT_CLOSED_STATUS  # unless the stream ends or fails
         completion: dict[str, Any] | None = None
+        assembler = StreamAssembler()
         try:
-            assembler = StreamAssembler()
             assembler.add(first)
             try:
                 yield first
@@ -214,6 +232,8 @@ class AfterSend:
             # Recorded first, and the flight ended shielded: after a client disconnect
             # every unshielded await here raises at once (anyio cancels the whole
             # response scope), which lost the record and left a Redis lease to expire.
+            # A stream that broke off or was left is charged for what arrived.
+            self._charge(builder, body, completion or _partial(assembler))
             self.record(builder, status)
             # Followers of a broken or abandoned stream forward on their own.
             with anyio.CancelScope(shield=True):
@@ -252,6 +272,16 @@ class AfterSend:
         )
         return request.for_model(answered_by, policy)
 
+    # --- spend -------------------------------------------------------------------------
+
+    def _charge(
+        self, builder: DecisionBuilder, body: dict[str, Any], answer: dict[str, Any]
+    ) -> None:
+        if self._spend is not None:
+            self._spend.charge(
+                builder.request, builder.upstream.model or builder.request.model, body, answer
+            )
+
     # --- single flight and shadow ------------------------------------------------------
 
     async def _end_flight(self, flight: Flight | None, completion: dict[str, Any] | None) -> None:
@@ -272,6 +302,14 @@ def _shareable(builder: DecisionBuilder, completion: dict[str, Any]) -> dict[str
     that model's. They forward on their own instead (and fall back themselves)."""
     request = builder.request
     return completion if (builder.upstream.model or request.model) == request.model else None
+
+
+def _partial(assembler: StreamAssembler) -> dict[str, Any]:
+    """What a stream had brought when it ended early (its usage, if it came)."""
+    try:
+        return assembler.completion()
+    except Exception:  # nothing assembled to speak of: priced by its usage alone
+        return {"usage": assembler.usage} if assembler.usage else {}
 
 
 def _should_store(

@@ -23,6 +23,7 @@ from gateway.pipeline.values import (
     Verdict,
 )
 from gateway.providers.protocol import UpstreamReport
+from gateway.spend.budget import BudgetStatus
 from gateway.storage.protocols import CachedCompletion
 from gateway.telemetry.records import DecisionRecord
 
@@ -61,6 +62,7 @@ class Decision:
     # a `no-cache` request's own entry, read for the shadow judge's error estimate
     prior_exact_read: asyncio.Future[CachedCompletion | None] | None = None
     query_embedding: QueryEmbedding | None = None  # the ask's, when a stage embedded it
+    budget: BudgetStatus | None = None  # the tenant's budget, when one was checked
 
     @property
     def query_text(self) -> str | None:
@@ -148,6 +150,7 @@ class DecisionBuilder:
     upstream: UpstreamReport = field(default_factory=UpstreamReport)
     prior_exact_read: asyncio.Future[CachedCompletion | None] | None = None
     stored: bool = False
+    budget: BudgetStatus | None = None
 
     @property
     def cacheable(self) -> bool:
@@ -206,6 +209,7 @@ class DecisionBuilder:
             upstream=self.upstream,
             prior_exact_read=self.prior_exact_read,
             query_embedding=self.embedding,
+            budget=self.budget,
         )
 
     def record(self, status: int) -> DecisionRecord:

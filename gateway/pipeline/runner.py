@@ -39,6 +39,7 @@ from gateway.pipeline.semantic import SemanticCacheStage
 from gateway.pipeline.single_flight import Flight, Recheck, SingleFlight
 from gateway.pipeline.values import Hit, Miss
 from gateway.providers.protocol import Provider
+from gateway.spend.tracker import SpendTracker
 from gateway.telemetry.recorder import DecisionRecorder
 
 __all__ = [
@@ -66,6 +67,7 @@ class ChatPipeline:
         shadow: ShadowVerifier | None = None,
         auditor: HitAuditor | None = None,
         recorder: DecisionRecorder | None = None,
+        spend: SpendTracker | None = None,
     ) -> None:
         self._shadow = shadow
         self._namespaces = namespaces
@@ -74,7 +76,7 @@ class ChatPipeline:
         self._classify = classify or ClassifyStage(None)
         self._memory = memory
         self._after = AfterSend(
-            provider, self._layers, single_flight, policy_for, shadow, auditor, recorder
+            provider, self._layers, single_flight, policy_for, shadow, auditor, recorder, spend
         )
 
     async def handle(self, request: ChatRequest) -> Outcome:

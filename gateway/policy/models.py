@@ -8,6 +8,7 @@ from typing import Any, Literal
 from pydantic import Field, model_validator
 
 from gateway.classify.classes import NonCacheableClass
+from gateway.policy.budget import BudgetPolicy
 from gateway.policy.knowledge import KnowledgePolicy
 from gateway.policy.memory_lifecycle import KindHalfLives, MemoryRetentionPolicy
 from gateway.policy.tool_cache import ToolCachePolicy
@@ -369,6 +370,7 @@ class Policy(StrictModel):
     audit: AuditPolicy = Field(default_factory=AuditPolicy)
     cache_control: ClientCacheControlPolicy = Field(default_factory=ClientCacheControlPolicy)
     tool_cache: ToolCachePolicy = Field(default_factory=ToolCachePolicy)
+    budget: BudgetPolicy = Field(default_factory=BudgetPolicy)
     # A response is stored only if every choice ended with one of these. `length`
     # (truncated) and `content_filter` never qualify.
     cacheable_finish_reasons: frozenset[str] = frozenset({"stop", "tool_calls"})

@@ -1,13 +1,16 @@
-"""The protocols of the admin side's stores: keys issued at run time (`/admin/keys`)
-and the audit trail of admin actions. Beside `protocols.py` (the request path's stores),
-with the same failure contract: a backend's errors come out as `StoreUnavailable`."""
+"""The protocols of the operator side's stores: keys issued at run time (`/admin/keys`),
+the audit trail of admin actions and the spend records behind budgets. Beside
+`protocols.py` (the request path's stores), with the same failure contract: a backend's
+errors come out as `StoreUnavailable`."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Protocol
 
 from gateway.audit_trail.records import AuditEntry
 from gateway.keys.records import RuntimeKey
+from gateway.spend.records import SpendRow
 
 
 class KeyStore(Protocol):
@@ -45,3 +48,25 @@ class AuditStore(Protocol):
     async def recent(self, limit: int, action: str | None) -> list[AuditEntry]:
         """Newest first."""
         ...
+
+
+# Spend per (UTC day, tenant, key, model): embedded SQLite, or Redis shared by replicas.
+
+
+class SpendStore(Protocol):
+    async def add(self, rows: Sequence[SpendRow]) -> None:
+        """Add each row's columns to the stored row of its identity. All or nothing."""
+        ...
+
+    async def tenant_spent(
+        self, tenant: str, days: Sequence[str], key: str | None = None
+    ) -> dict[str, float]:
+        """`spent_usd` of `tenant` (of one `key` of it) on each of `days` (0.0 where
+        nothing was spent)."""
+        ...
+
+    async def rows(self, days: Sequence[str], tenant: str | None = None) -> list[SpendRow]:
+        """The stored rows of `days` (of one tenant, or of all)."""
+        ...
+
+    async def close(self) -> None: ...

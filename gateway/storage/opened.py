@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gateway.cache.eviction import CapacityLedger
-from gateway.storage.admin_protocols import AuditStore, KeyStore
+from gateway.storage.admin_protocols import AuditStore, KeyStore, SpendStore
 from gateway.storage.agent_protocols import KnowledgeStore, TaskStore, ToolCacheStore
 from gateway.storage.protocols import (
     AdaptiveCounterStore,
@@ -60,3 +60,5 @@ class Storage:
     keys: KeyStore
     # The audit trail of admin actions (`/admin/audit`).
     audit: AuditStore
+    # Spend per (UTC day, tenant, key, model) (embedded: SQLite; Redis: shared).
+    spend: SpendStore

@@ -91,6 +91,26 @@ class GatewayMetrics:
             ["tenant", "model"],
             registry=registry,
         )
+        # Spend and budgets (gateway/spend/): what forwarded requests cost, next to
+        # `gateway_cost_saved_usd`, priced the same way.
+        self.cost_spent = Counter(
+            "gateway_cost_spent_usd",
+            "Upstream cost of forwarded requests (litellm's price map or config prices).",
+            ["tenant", "model"],
+            registry=registry,
+        )
+        self.budget_soft_exceeded = Counter(
+            "gateway_budget_soft_exceeded",
+            "Budget periods in which a tenant's spend passed the soft threshold.",
+            ["tenant", "period"],
+            registry=registry,
+        )
+        self.budget_exceeded = Counter(
+            "gateway_budget_exceeded",
+            "Budget periods in which a tenant's spend reached its cap (requests refused).",
+            ["tenant", "period"],
+            registry=registry,
+        )
         self.memory_tokens = Counter(
             "gateway_memory_tokens_injected",
             "Tokens of memory injected into forwarded requests.",

@@ -11,7 +11,9 @@ fake class of its own.
 - `MemoryExactCache` (`gateway.storage.protocols.ExactCache`): a dict with the TTL, replace
   and purge semantics of the real stores, on an injectable clock, with a fault switch;
 - `MemoryCounterStore` (`gateway.adaptive.store.AdaptiveCounterStore`): the adaptive
-  statistics' counters in a dict, added up as Redis and SQLite do, with a fault switch.
+  statistics' counters in a dict, added up as Redis and SQLite do, with a fault switch;
+- `MemorySpendStore` (`gateway.storage.protocols.SpendStore`): spend rows in a dict,
+  added up by identity, with a fault switch and a count of reads.
 
 For the HTTP level see `gateway.testing.fake_upstream` (an OpenAI-compatible upstream on
 loopback) and `gateway.testing.redis_server` (a real Redis with RediSearch).
@@ -28,6 +30,7 @@ import numpy as np
 from gateway.cache.purge import PurgeFilter
 from gateway.embed.protocol import Vectors
 from gateway.review.protocol import ReviewVerdict
+from gateway.spend.records import SpendRow
 from gateway.storage.protocols import CachedCompletion, Counters
 
 
@@ -258,6 +261,50 @@ class MemoryCounterStore:
     async def load(self) -> Counters:
         self._check()
         return {scope: dict(fields) for scope, fields in self.counters.items()}
+
+    async def close(self) -> None:
+        return None
+
+
+class MemorySpendStore:
+    """Spend rows in a dict keyed by (day, tenant, key, model), added up as the SQLite
+    upsert and HINCRBYFLOAT do. `reads` counts `tenant_spent` calls; set `failure` to
+    make every call raise it."""
+
+    def __init__(self) -> None:
+        self.stored: dict[tuple[str, str, str, str], SpendRow] = {}
+        self.failure: Exception | None = None
+        self.reads = 0
+
+    def _check(self) -> None:
+        if self.failure is not None:
+            raise self.failure
+
+    async def add(self, rows: Sequence[SpendRow]) -> None:
+        self._check()
+        for row in rows:
+            known = self.stored.get(row.identity)
+            self.stored[row.identity] = row if known is None else known.plus(row)
+
+    async def tenant_spent(
+        self, tenant: str, days: Sequence[str], key: str | None = None
+    ) -> dict[str, float]:
+        self._check()
+        self.reads += 1
+        spent = dict.fromkeys(days, 0.0)
+        for row in self.stored.values():
+            if row.tenant == tenant and row.day in spent and key in (None, row.key):
+                spent[row.day] += row.spent_usd
+        return spent
+
+    async def rows(self, days: Sequence[str], tenant: str | None = None) -> list[SpendRow]:
+        self._check()
+        wanted = set(days)
+        return [
+            row
+            for row in self.stored.values()
+            if row.day in wanted and (tenant is None or row.tenant == tenant)
+        ]
 
     async def close(self) -> None:
         return None

@@ -299,7 +299,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if set(train) & set(held_out):
         print("fit_memory_relevance: --train and --held-out overlap", file=sys.stderr)
         return 2
-    from gateway.wiring import load_local_embedder
+    from gateway.components import load_local_embedder
 
     async def load() -> tuple[str, list[QuestionRows]]:
         embedder = await load_local_embedder()

@@ -99,7 +99,7 @@ def test_page_is_served_without_auth_and_holds_no_data(gateway: RunningGateway) 
     dom.feed(page)
     assert dom.body.get("data-state") == "loading"
     assert dom.charts == dict.fromkeys(CHARTS, 0)
-    assert dom.row_counts == {"audit": 0, "adaptive": 0, "decisions": 0}
+    assert dom.row_counts == {"audit": 0, "adaptive": 0, "spend": 0, "decisions": 0}
     # Nothing from the traffic, no key, and nothing fetched from elsewhere.
     for secret in (ADMIN_KEY, *TENANT_KEYS.values(), "acme", "fake-model", "sort a list"):
         assert secret not in page
@@ -134,6 +134,8 @@ def test_dashboard_renders_the_stats_in_chromium(gateway: RunningGateway, tmp_pa
     expected_reasons = sum(len(stats["reasons"][layer]) for layer in ("miss", "bypass"))
     assert dom.charts["reasons"] == expected_reasons
     assert dom.row_counts["decisions"] == dom.table_rows["decisions"] == sum(counts.values())
+    # Spend next to savings: one row per tenant, model and day (the stats' rows).
+    assert dom.row_counts["spend"] == dom.table_rows["spend"] == len(stats["spend"]["rows"]) > 0
     assert "keyform" in dom.hidden_ids
     # The key left the address bar and is not written into the page.
     assert ADMIN_KEY not in dom.source

@@ -16,6 +16,7 @@ from gateway.storage.embedded.keys import SQLiteKeyStore
 from gateway.storage.embedded.knowledge import SQLiteKnowledgeStore
 from gateway.storage.embedded.memory import open_embedded_memory
 from gateway.storage.embedded.responses import SQLiteResponseStore
+from gateway.storage.embedded.spend import SQLiteSpendStore
 from gateway.storage.embedded.tasks import SQLiteTaskStore
 from gateway.storage.embedded.tool_cache import SQLiteToolCache
 from gateway.storage.embedded.vectors import EmbeddedVectorIndex
@@ -83,12 +84,13 @@ async def open_embedded_storage(
     knowledge = await SQLiteKnowledgeStore.open(settings.path)
     keys = await SQLiteKeyStore.open(settings.path)
     audit = await SQLiteAuditStore.open(settings.path)
+    spend = await SQLiteSpendStore.open(settings.path)
 
     # Every database is pinged for /readyz, the expiring tables are swept, and all close
     # newest first (what was opened last may depend on what was opened before it).
-    later: tuple[_Ready, ...] = (responses, tasks, tool_cache, knowledge, keys, audit)
+    later: tuple[_Ready, ...] = (responses, tasks, tool_cache, knowledge, keys, audit, spend)
     pinged: tuple[_Pings, ...] = (exact, vectors, memory_db, *later)
-    swept: tuple[_Sweeps, ...] = (exact, vectors, sessions, responses, tool_cache)
+    swept: tuple[_Sweeps, ...] = (exact, vectors, sessions, responses, tool_cache, spend)
     closed: tuple[_Closes, ...] = (*reversed(later), adaptive, memory_db, vectors, exact)
 
     describe, close, sweep = _operations(pinged, swept, closed)
@@ -111,4 +113,5 @@ async def open_embedded_storage(
         knowledge=knowledge,
         keys=keys,
         audit=audit,
+        spend=spend,
     )

@@ -18,6 +18,7 @@ from gateway.storage.redis.knowledge import RedisKnowledgeStore
 from gateway.storage.redis.memory import RedisMemoryStore
 from gateway.storage.redis.responses import RedisResponseStore
 from gateway.storage.redis.sessions import RedisSessionStore
+from gateway.storage.redis.spend import RedisSpendStore
 from gateway.storage.redis.tasks import RedisTaskStore
 from gateway.storage.redis.tool_cache import RedisToolCache
 
@@ -77,4 +78,5 @@ async def open_redis_storage(
         knowledge=RedisKnowledgeStore(backend),
         keys=RedisKeyStore(backend),
         audit=RedisAuditStore(backend),
+        spend=RedisSpendStore(backend),
     )
