@@ -39,6 +39,9 @@ KEY_HEADERS = ("x-api-key", "api-key")
 class Principal:
     tenant: str
     is_admin: bool = False
+    # The first hex digits of the key's SHA-256: names the key (its rate limit) without
+    # holding it. None for the open tenant.
+    key_id: str | None = None
 
 
 def _digest(key: str) -> bytes:
@@ -68,7 +71,8 @@ class KeyRegistry:
         self._by_digest: dict[bytes, Principal] = {}
         for tenant in settings.tenants:
             for key in tenant.api_keys:
-                self._by_digest[configured_digest(key)] = Principal(tenant=tenant.name)
+                digest = configured_digest(key)
+                self._by_digest[digest] = Principal(tenant=tenant.name, key_id=digest.hex()[:16])
         for key in settings.admin_keys:
             self._by_digest[configured_digest(key)] = Principal(tenant=ADMIN_TENANT, is_admin=True)
         self.open = not settings.tenants

@@ -25,6 +25,7 @@ from gateway.cache.sweeper import start_sweeper, stop_sweeper
 from gateway.classify.classifier import RequestClassifier
 from gateway.embed.protocol import Embedder
 from gateway.entities.entities import EntityComparator
+from gateway.limits.service import RequestLimits
 from gateway.memory.limits import ModelLimits, model_limits
 from gateway.memory.service import MemoryService
 from gateway.memory.tokens import Tokenizers
@@ -149,6 +150,7 @@ class Services:
     shadow: ShadowVerifier
     prompt_tokens: PromptTokens  # `POST /v1/messages/count_tokens`
     tool_cache: ToolCacheService  # `/v1/tool-cache`
+    rate_limits: RequestLimits  # policy `rate_limits`, in front of the pipeline
     exit_stack: AsyncExitStack = field(repr=False, compare=False)
 
     async def aclose(self) -> None:
@@ -272,6 +274,27 @@ def _tool_cache(storage: Storage, metrics: GatewayMetrics) -> ToolCacheService:
     return ToolCacheService(storage.tool_cache, stats, on_store_failure=metrics.store_failure)
 
 
+def _rate_limits(
+    storage: Storage,
+    policies: PolicyStore,
+    tokenizers: Tokenizers,
+    limits: ModelLimits,
+    observers: _Observers,
+) -> RequestLimits:
+    prompt_tokens = PromptTokens(tokenizers, limits)
+
+    def count_text(model: str, text: str) -> int:
+        return tokenizers.for_model(limits.tokenizer_model(model)).count(text)
+
+    return RequestLimits(
+        storage.rate_limiter,
+        lambda tenant: policies.resolve(tenant, ""),
+        prompt_tokens.count,
+        count_text,
+        observers.metrics,
+    )
+
+
 def _export_metrics(policies: PolicyStore, stores: _Stores, observers: _Observers) -> None:
     metrics = observers.metrics
     export_audit(metrics, observers.auditor)
@@ -371,6 +394,7 @@ async def build_services(
             shadow=observers.shadow,
             prompt_tokens=PromptTokens(tokenizers, limits),
             tool_cache=_tool_cache(stores.storage, observers.metrics),
+            rate_limits=_rate_limits(stores.storage, policies, tokenizers, limits, observers),
             exit_stack=stack.pop_all(),
         )
     raise AssertionError("unreachable: the block returns or raises")

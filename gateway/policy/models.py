@@ -8,6 +8,7 @@ from typing import Any, Literal
 from pydantic import Field, model_validator
 
 from gateway.classify.classes import NonCacheableClass
+from gateway.policy.rate_limits import RateLimitsPolicy
 from gateway.policy.tool_cache import ToolCachePolicy
 from gateway.policy.working_memory import TaskPolicy, WorkingMemoryPolicy
 from gateway.strict_model import StrictModel
@@ -305,6 +306,8 @@ class FailurePolicy(StrictModel):
     exact_cache: FailureMode = "open"
     semantic_cache: FailureMode = "open"
     memory: FailureMode = "open"
+    # The rate limiter's store (open: the request is not limited while it is down).
+    rate_limit: FailureMode = "open"
 
 
 class SingleFlightPolicy(StrictModel):
@@ -353,6 +356,7 @@ class Policy(StrictModel):
     audit: AuditPolicy = Field(default_factory=AuditPolicy)
     cache_control: ClientCacheControlPolicy = Field(default_factory=ClientCacheControlPolicy)
     tool_cache: ToolCachePolicy = Field(default_factory=ToolCachePolicy)
+    rate_limits: RateLimitsPolicy = Field(default_factory=RateLimitsPolicy)
     # A response is stored only if every choice ended with one of these. `length`
     # (truncated) and `content_filter` never qualify.
     cacheable_finish_reasons: frozenset[str] = frozenset({"stop", "tool_calls"})

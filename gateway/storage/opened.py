@@ -13,6 +13,7 @@ from gateway.storage.protocols import (
     ExactCache,
     Lock,
     MemoryStore,
+    RateLimiter,
     ResponseStore,
     SessionStore,
     TaskStore,
@@ -54,3 +55,5 @@ class Storage:
     tasks: TaskStore
     # The agents' tool-result cache (per tenant, TTL per entry, capped).
     tool_cache: ToolCacheStore
+    # Rate limit buckets (embedded: this process; Redis: shared by the replicas).
+    rate_limiter: RateLimiter

@@ -12,6 +12,7 @@ from gateway.settings import StorageSettings
 from gateway.storage.embedded.adaptive import SQLiteAdaptiveStore
 from gateway.storage.embedded.exact import SQLiteExactCache
 from gateway.storage.embedded.memory import open_embedded_memory
+from gateway.storage.embedded.rate_limiter import InProcessRateLimiter
 from gateway.storage.embedded.responses import SQLiteResponseStore
 from gateway.storage.embedded.tasks import SQLiteTaskStore
 from gateway.storage.embedded.tool_cache import SQLiteToolCache
@@ -105,4 +106,5 @@ async def open_embedded_storage(
         responses=responses,
         tasks=tasks,
         tool_cache=tool_cache,
+        rate_limiter=InProcessRateLimiter(),
     )

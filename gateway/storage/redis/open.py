@@ -13,6 +13,7 @@ from gateway.storage.opened import FlightStores, Storage
 from gateway.storage.redis.adaptive import RedisAdaptiveStore
 from gateway.storage.redis.backend import RedisBackend
 from gateway.storage.redis.memory import RedisMemoryStore
+from gateway.storage.redis.rate_limiter import RedisRateLimiter
 from gateway.storage.redis.responses import RedisResponseStore
 from gateway.storage.redis.sessions import RedisSessionStore
 from gateway.storage.redis.tasks import RedisTaskStore
@@ -71,4 +72,5 @@ async def open_redis_storage(
         responses=RedisResponseStore(backend),
         tasks=RedisTaskStore(backend),
         tool_cache=tool_cache,
+        rate_limiter=RedisRateLimiter(backend.connection, backend.prefix),
     )

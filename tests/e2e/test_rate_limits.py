@@ -1,0 +1,187 @@
+"""The gateway's own rate limits (policy `rate_limits`), over HTTP with the official
+`openai` client on both backends: exact 429 counts, the headers the SDKs read, the
+token estimate and its correction, cache hits, and the client's own back-off."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import httpx
+import openai
+import pytest
+from openai import OpenAI
+
+from gateway.testing.threaded_server import free_port
+from tests.e2e.helpers import client_for, gateway_with_policies, unique_prompt, upstream_calls
+from tests.helpers import ADMIN_KEY, TENANT_KEYS, FakeUpstream, GatewayFactory, RunningGateway
+
+NO_CACHE = {"cache-control": "no-cache"}
+
+
+def _limited(start_gateway: GatewayFactory, tmp_path: Path, policy: str) -> RunningGateway:
+    gateway, _ = gateway_with_policies(start_gateway, tmp_path, {"tenant.acme.yaml": policy})
+    return gateway
+
+
+def _ask(
+    gateway: RunningGateway, text: str, tenant: str = "acme", **headers: str
+) -> httpx.Response:
+    return httpx.post(
+        f"{gateway.url}/v1/chat/completions",
+        headers={"authorization": f"Bearer {TENANT_KEYS[tenant]}", **headers},
+        json={"model": "fake-model", "messages": [{"role": "user", "content": text}]},
+        timeout=30,
+    )
+
+
+def _settle() -> None:
+    """Token corrections run after the response; give them a moment on this busy box."""
+    time.sleep(0.3)
+
+
+def test_requests_over_the_limit_get_exactly_the_excess_as_429s(
+    start_gateway: GatewayFactory, tmp_path: Path, upstream: FakeUpstream
+) -> None:
+    gateway = _limited(start_gateway, tmp_path, "rate_limits:\n  tenant: {rpm: 3}\n")
+    prompts = [unique_prompt("Explain recursion briefly") for _ in range(5)]
+    answers = [_ask(gateway, text, **NO_CACHE) for text in prompts]
+    assert [a.status_code for a in answers] == [200, 200, 200, 429, 429]
+    refused = answers[3]
+    assert refused.json()["error"]["code"] == "rate_limit_exceeded"
+    assert refused.json()["error"]["type"] == "requests"
+    assert set(refused.json()["error"]) == {"message", "type", "param", "code"}
+    # 3 a minute: the next one frees up in about 20 s.
+    assert 1 <= int(refused.headers["retry-after"]) <= 20
+    assert refused.headers["x-ratelimit-limit-requests"] == "3"
+    assert refused.headers["x-ratelimit-remaining-requests"] == "0"
+    assert refused.headers["x-ratelimit-reset-requests"].endswith("s")
+    # Refused before the provider: it saw only the three admitted requests.
+    assert [upstream_calls(upstream, text) for text in prompts] == [1, 1, 1, 0, 0]
+    # Another tenant has its own (here: no) limit.
+    assert _ask(gateway, unique_prompt("Explain recursion"), tenant="globex").status_code == 200
+
+
+def test_the_key_limit_applies_to_each_key(start_gateway: GatewayFactory, tmp_path: Path) -> None:
+    gateway = _limited(start_gateway, tmp_path, "rate_limits:\n  key: {rpm: 2}\n")
+    answers = [_ask(gateway, unique_prompt("Define a monoid"), **NO_CACHE) for _ in range(3)]
+    assert [a.status_code for a in answers] == [200, 200, 429]
+    assert "API key" in answers[2].json()["error"]["message"]
+
+
+_SENTENCE = "Explain in plain words how plants turn sunlight, water and air into sugar."
+
+
+def _long_prompt(sentences: int) -> str:
+    """About 17 tokens a sentence, plus the topic words and the message overhead."""
+    return unique_prompt(" ".join([_SENTENCE] * sentences))
+
+
+def test_tokens_are_estimated_before_the_call_and_corrected_after(
+    start_gateway: GatewayFactory, tmp_path: Path, upstream: FakeUpstream
+) -> None:
+    # The fake upstream reports 17 tokens per answer; each prompt is estimated at ~65.
+    gateway = _limited(start_gateway, tmp_path, "rate_limits:\n  tenant: {tpm: 120}\n")
+    first = _ask(gateway, _long_prompt(3), **NO_CACHE)
+    assert first.status_code == 200
+    _settle()
+    # 120 - 65 left 55 before the correction: the second fits only because the first
+    # was corrected to the 17 tokens it really cost.
+    second = _ask(gateway, _long_prompt(3), **NO_CACHE)
+    assert second.status_code == 200
+    _settle()
+    # ~86 left: a prompt estimated at ~110 tokens is refused before the provider call.
+    too_big = _long_prompt(6)
+    refused = _ask(gateway, too_big, **NO_CACHE)
+    assert refused.status_code == 429
+    assert refused.json()["error"]["type"] == "tokens"
+    assert refused.headers["x-ratelimit-limit-tokens"] == "120"
+    assert int(refused.headers["x-ratelimit-remaining-tokens"]) < 110
+    assert upstream_calls(upstream, too_big) == 0
+
+
+def test_streamed_tokens_count_after_the_stream_ends(
+    start_gateway: GatewayFactory, tmp_path: Path
+) -> None:
+    gateway = _limited(start_gateway, tmp_path, "rate_limits:\n  tenant: {tpm: 120}\n")
+    client = client_for(gateway, default_headers=NO_CACHE)
+    for _ in range(2):  # as above: the second fits only after the first is corrected
+        stream = client.chat.completions.create(
+            model="fake-model",
+            messages=[{"role": "user", "content": _long_prompt(3)}],
+            stream=True,
+            stream_options={"include_usage": True},  # the usage chunk: 17 tokens
+        )
+        assert "".join(c.choices[0].delta.content or "" for c in stream if c.choices)
+        _settle()
+
+
+def test_cache_hits_count_against_requests_but_not_tokens(
+    start_gateway: GatewayFactory, tmp_path: Path
+) -> None:
+    gateway = _limited(start_gateway, tmp_path, "rate_limits:\n  tenant: {rpm: 3, tpm: 100}\n")
+    text = _long_prompt(3)  # ~65 tokens estimated: two uncorrected ones exceed 100
+    assert _ask(gateway, text).headers["x-gateway-cache"] == "miss"
+    _settle()
+    hits = []
+    for _ in range(2):
+        hits.append(_ask(gateway, text))
+        _settle()
+    assert [(h.status_code, h.headers["x-gateway-cache"]) for h in hits] == [
+        (200, "exact"),
+        (200, "exact"),
+    ]
+    refused = _ask(gateway, text)  # the fourth request in the minute
+    assert refused.status_code == 429
+    assert refused.json()["error"]["type"] == "requests"
+
+
+def test_the_openai_client_backs_off_on_the_gateway_429_and_succeeds(
+    start_gateway: GatewayFactory, tmp_path: Path
+) -> None:
+    # One request a second: the second of two back-to-back requests waits ~1 s.
+    gateway = _limited(
+        start_gateway, tmp_path, "rate_limits:\n  tenant: {rpm: 60, request_burst: 1}\n"
+    )
+    statuses: list[int] = []
+    http_client = httpx.Client(event_hooks={"response": [lambda r: statuses.append(r.status_code)]})
+    client = OpenAI(
+        base_url=gateway.base_url,
+        api_key=TENANT_KEYS["acme"],
+        max_retries=2,
+        http_client=http_client,
+        default_headers=NO_CACHE,
+    )
+    for _ in range(2):
+        client.chat.completions.create(
+            model="fake-model", messages=[{"role": "user", "content": unique_prompt("Hi")}]
+        )
+    assert statuses[0] == 200 and statuses[-1] == 200
+    assert 429 in statuses
+    # A client without retries sees the 429 as the SDK's RateLimitError.
+    with pytest.raises(openai.RateLimitError):
+        for _ in range(2):
+            client_for(gateway, default_headers=NO_CACHE).chat.completions.create(
+                model="fake-model", messages=[{"role": "user", "content": unique_prompt("Hi")}]
+            )
+
+
+@pytest.mark.parametrize("storage_backend", ["embedded"])
+def test_an_unavailable_limiter_fails_open(start_gateway: GatewayFactory, tmp_path: Path) -> None:
+    # A Redis nothing listens on: the limiter's store is down from the start.
+    gateway, _ = gateway_with_policies(
+        start_gateway,
+        tmp_path,
+        {"tenant.acme.yaml": "rate_limits:\n  tenant: {rpm: 1}\n"},
+        storage={
+            "backend": "redis",
+            "redis_url": f"redis://127.0.0.1:{free_port()}/0",
+            "path": str(tmp_path / "d"),
+        },
+    )
+    answers = [_ask(gateway, unique_prompt("Define a functor"), **NO_CACHE) for _ in range(3)]
+    assert [a.status_code for a in answers] == [200, 200, 200]
+    metrics = httpx.get(
+        f"{gateway.url}/metrics", headers={"authorization": f"Bearer {ADMIN_KEY}"}
+    ).text
+    assert 'gateway_store_failures_total{operation="acquire",store="rate_limiter"}' in metrics
