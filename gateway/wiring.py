@@ -25,6 +25,7 @@ from gateway.cache.sweeper import start_sweeper, stop_sweeper
 from gateway.classify.classifier import RequestClassifier
 from gateway.embed.protocol import Embedder
 from gateway.entities.entities import EntityComparator
+from gateway.limits.build import request_limits
 from gateway.limits.service import RequestLimits
 from gateway.memory.limits import ModelLimits, model_limits
 from gateway.memory.service import MemoryService
@@ -39,6 +40,7 @@ from gateway.pipeline.runner import ChatPipeline
 from gateway.pipeline.semantic import SemanticCacheStage, StructureGuard
 from gateway.pipeline.single_flight import SingleFlight
 from gateway.policy.loader import PolicyStore, stop_watching
+from gateway.providers.deployment_limits import attach_deployment_limits
 from gateway.providers.protocol import ChatProvider, Provider
 from gateway.review.protocol import Reviewer
 from gateway.settings import GatewayConfig
@@ -274,27 +276,6 @@ def _tool_cache(storage: Storage, metrics: GatewayMetrics) -> ToolCacheService:
     return ToolCacheService(storage.tool_cache, stats, on_store_failure=metrics.store_failure)
 
 
-def _rate_limits(
-    storage: Storage,
-    policies: PolicyStore,
-    tokenizers: Tokenizers,
-    limits: ModelLimits,
-    observers: _Observers,
-) -> RequestLimits:
-    prompt_tokens = PromptTokens(tokenizers, limits)
-
-    def count_text(model: str, text: str) -> int:
-        return tokenizers.for_model(limits.tokenizer_model(model)).count(text)
-
-    return RequestLimits(
-        storage.rate_limiter,
-        lambda tenant: policies.resolve(tenant, ""),
-        prompt_tokens.count,
-        count_text,
-        observers.metrics,
-    )
-
-
 def _export_metrics(policies: PolicyStore, stores: _Stores, observers: _Observers) -> None:
     metrics = observers.metrics
     export_audit(metrics, observers.auditor)
@@ -358,6 +339,7 @@ async def build_services(
         await upstream.warm_up()
         components = await components_factory(config, upstream)
         stores = await _open_stores(stack, config, components)
+        attach_deployment_limits(upstream, stores.storage.rate_limiter)
         limits = model_limits(config, upstream.context_window)
         cost = _cost_estimator(upstream, limits)
         observers = _observers(config, upstream, components, stores.adaptive, cost)
@@ -394,7 +376,9 @@ async def build_services(
             shadow=observers.shadow,
             prompt_tokens=PromptTokens(tokenizers, limits),
             tool_cache=_tool_cache(stores.storage, observers.metrics),
-            rate_limits=_rate_limits(stores.storage, policies, tokenizers, limits, observers),
+            rate_limits=request_limits(
+                stores.storage.rate_limiter, policies.resolve, tokenizers, limits, observers.metrics
+            ),
             exit_stack=stack.pop_all(),
         )
     raise AssertionError("unreachable: the block returns or raises")

@@ -20,6 +20,13 @@ import numpy.typing as npt
 from gateway.cache.purge import PurgeFilter
 from gateway.errors import GatewayInternalError
 from gateway.memory.records import MemoryRecord, MemoryScope
+
+# Rate limits' protocol and records are in their own module (this one is at its size
+# limit); importing them from here works like for every other store.
+from gateway.storage.rate_limiting import BucketState as BucketState
+from gateway.storage.rate_limiting import RateBucket as RateBucket
+from gateway.storage.rate_limiting import RateLimiter as RateLimiter
+from gateway.storage.rate_limiting import RateVerdict as RateVerdict
 from gateway.tasks.records import TaskRecord, TaskStatus
 from gateway.toolcache.records import ToolCacheEntry, ToolCacheFilter
 
@@ -369,59 +376,3 @@ class ToolCacheStore(Protocol):
         ...
 
     async def close(self) -> None: ...
-
-
-# Rate limits (GCRA, see gateway/limits/gcra.py).
-
-
-@dataclass(frozen=True, slots=True)
-class RateBucket:
-    """One limit to charge: `per_minute` units (requests or tokens) refill evenly over a
-    minute, up to `burst` at once; this charge takes `cost` units (0: only check that
-    the bucket is not in debt; negative, in `adjust`: give units back)."""
-
-    key: str
-    per_minute: int
-    burst: int
-    cost: int
-
-    @property
-    def emission_seconds(self) -> float:
-        """The time one unit takes to refill."""
-        return 60.0 / self.per_minute
-
-    @property
-    def tolerance_seconds(self) -> float:
-        return self.emission_seconds * self.burst
-
-
-@dataclass(frozen=True, slots=True)
-class BucketState:
-    """A bucket after a check: units left now, and seconds until it is full again."""
-
-    remaining: int
-    reset_seconds: float
-
-
-@dataclass(frozen=True, slots=True)
-class RateVerdict:
-    """All buckets charged (`allowed`), or none; `retry_after_seconds` is the wait until
-    every bucket could take its charge (0 when allowed). `states` follow the buckets."""
-
-    allowed: bool
-    retry_after_seconds: float
-    states: tuple[BucketState, ...]
-
-
-class RateLimiter(Protocol):
-    """Buckets by key, shared by every process that uses the same store. Raises
-    `StoreUnavailable` when the store is down (the caller fails open or closed)."""
-
-    async def acquire(self, buckets: Sequence[RateBucket]) -> RateVerdict:
-        """Charge every bucket its cost, or none of them if any lacks room."""
-        ...
-
-    async def adjust(self, buckets: Sequence[RateBucket]) -> None:
-        """Add each bucket's cost unconditionally (a correction: usage after the call
-        minus the estimate charged before it); never refuses."""
-        ...

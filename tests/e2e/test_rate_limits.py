@@ -14,7 +14,14 @@ from openai import OpenAI
 
 from gateway.testing.threaded_server import free_port
 from tests.e2e.helpers import client_for, gateway_with_policies, unique_prompt, upstream_calls
-from tests.helpers import ADMIN_KEY, TENANT_KEYS, FakeUpstream, GatewayFactory, RunningGateway
+from tests.helpers import (
+    ADMIN_KEY,
+    TENANT_KEYS,
+    FakeUpstream,
+    GatewayFactory,
+    RunningGateway,
+    gateway_config_dict,
+)
 
 NO_CACHE = {"cache-control": "no-cache"}
 
@@ -185,3 +192,81 @@ def test_an_unavailable_limiter_fails_open(start_gateway: GatewayFactory, tmp_pa
         f"{gateway.url}/metrics", headers={"authorization": f"Bearer {ADMIN_KEY}"}
     ).text
     assert 'gateway_store_failures_total{operation="acquire",store="rate_limiter"}' in metrics
+
+
+def _deployment(upstream: FakeUpstream, name: str, **params: object) -> dict[str, object]:
+    return {
+        "model_name": "busy-model",
+        "litellm_params": {
+            "model": f"openai/{name}",
+            "api_base": f"{upstream.url}/v1",
+            "api_key": "sk-upstream-secret-123456",
+            **params,
+        },
+    }
+
+
+def _busy_gateway(
+    start_gateway: GatewayFactory, upstream: FakeUpstream, *deployments: dict[str, object]
+) -> RunningGateway:
+    base = gateway_config_dict(upstream.url, Path("unused"))["model_list"]
+    return start_gateway(model_list=[*base, *deployments])
+
+
+def _ask_busy(gateway: RunningGateway, text: str) -> httpx.Response:
+    return httpx.post(
+        f"{gateway.url}/v1/chat/completions",
+        headers={"authorization": f"Bearer {TENANT_KEYS['acme']}", **NO_CACHE},
+        json={"model": "busy-model", "messages": [{"role": "user", "content": text}]},
+        timeout=30,
+    )
+
+
+def _answered_by(upstream: FakeUpstream, text: str) -> list[str]:
+    return [
+        str(body.get("model"))
+        for body in upstream.log.chat_bodies
+        if any(text in str(m.get("content")) for m in body.get("messages", []))
+    ]
+
+
+def test_a_deployment_at_its_rpm_is_skipped_for_another_then_429(
+    start_gateway: GatewayFactory, upstream: FakeUpstream
+) -> None:
+    gateway = _busy_gateway(
+        start_gateway,
+        upstream,
+        _deployment(upstream, "deploy-a", rpm=1),
+        _deployment(upstream, "deploy-b", rpm=1),
+    )
+    prompts = [unique_prompt("Define a lens") for _ in range(3)]
+    answers = [_ask_busy(gateway, text) for text in prompts]
+    assert [a.status_code for a in answers] == [200, 200, 429]
+    # One call each: the second request went to the deployment that still had room.
+    models = [*_answered_by(upstream, prompts[0]), *_answered_by(upstream, prompts[1])]
+    assert sorted(models) == ["deploy-a", "deploy-b"]
+    assert _answered_by(upstream, prompts[2]) == []
+    refused = answers[2]
+    assert refused.json()["error"]["code"] == "rate_limit_exceeded"
+    assert int(refused.headers["retry-after"]) >= 1
+
+
+def test_a_deployment_over_its_tpm_is_skipped(
+    start_gateway: GatewayFactory, upstream: FakeUpstream
+) -> None:
+    # deploy-a takes all the traffic (deploy-b has weight 0) until its tokens run out;
+    # each answer uses 17 tokens, so the second takes it past 20.
+    gateway = _busy_gateway(
+        start_gateway,
+        upstream,
+        _deployment(upstream, "deploy-a", tpm=20),
+        _deployment(upstream, "deploy-b", weight=0),
+    )
+    prompts = [unique_prompt("Define a prism") for _ in range(3)]
+    for text in prompts:
+        assert _ask_busy(gateway, text).status_code == 200
+    assert [_answered_by(upstream, text) for text in prompts] == [
+        ["deploy-a"],
+        ["deploy-a"],
+        ["deploy-b"],
+    ]
