@@ -270,3 +270,28 @@ def test_a_deployment_over_its_tpm_is_skipped(
         ["deploy-a"],
         ["deploy-b"],
     ]
+
+
+def test_the_anthropic_door_answers_its_own_429_envelope(
+    start_gateway: GatewayFactory, tmp_path: Path
+) -> None:
+    gateway = _limited(start_gateway, tmp_path, "rate_limits:\n  tenant: {rpm: 1}\n")
+
+    def ask() -> httpx.Response:
+        return httpx.post(
+            f"{gateway.url}/v1/messages",
+            headers={"x-api-key": TENANT_KEYS["acme"], **NO_CACHE},
+            json={
+                "model": "fake-model",
+                "max_tokens": 32,
+                "messages": [{"role": "user", "content": unique_prompt("Define a group")}],
+            },
+            timeout=30,
+        )
+
+    assert ask().status_code == 200
+    refused = ask()
+    assert refused.status_code == 429
+    assert refused.json()["type"] == "error"
+    assert refused.json()["error"]["type"] == "rate_limit_error"
+    assert int(refused.headers["retry-after"]) >= 1
