@@ -16,7 +16,10 @@ from gateway.storage.protocols import BucketState, RateBucket, RateVerdict
 
 
 class RateLimited(GatewayError, status_code=429, error_type="requests", code="rate_limit_exceeded"):
-    """A request over one of the gateway's own rate limits (never the provider's)."""
+    """A request over one of the gateway's own rate limits (never the provider's).
+    `scope` is the exhausted limit's: `tenant` or `key`."""
+
+    scope = "tenant"
 
 
 def duration_text(seconds: float) -> str:
@@ -55,14 +58,16 @@ def refusal(buckets: Sequence[RateBucket], verdict: RateVerdict, tenant: str) ->
     pairs = zip(buckets, verdict.states, strict=True)
     exhausted = [b for b, s in pairs if b.cost > 0 and s.remaining < b.cost] or list(buckets)
     kind = "tokens" if all(b.key.endswith(":tk") for b in exhausted) else "requests"
-    scope = "an API key of tenant" if all(b.key.startswith("k:") for b in exhausted) else "tenant"
+    scope = "key" if all(b.key.startswith("k:") for b in exhausted) else "tenant"
+    who = "an API key of tenant" if scope == "key" else "tenant"
     headers = limit_headers(buckets, verdict)
     headers["retry-after"] = str(max(1, math.ceil(wait)))
     headers["retry-after-ms"] = str(max(1, math.ceil(wait * 1000)))
     error = RateLimited(
-        f"Rate limit reached for {scope} '{tenant}' on {kind} per minute. "
+        f"Rate limit reached for {who} '{tenant}' on {kind} per minute. "
         f"Please try again in {duration_text(wait)}.",
         headers=headers,
     )
     error.error_type = kind
+    error.scope = scope
     return error

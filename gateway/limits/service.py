@@ -108,27 +108,25 @@ class RequestLimits:
         if not verdict.allowed:
             error = refusal(buckets, verdict, request.tenant)
             if self._metrics is not None:
-                scope = "key" if "API key" in error.message else "tenant"
-                self._metrics.rate_limited.labels(request.tenant, scope).inc()
+                self._metrics.rate_limited.labels(request.tenant, error.scope).inc()
             raise error
         return Grant(tuple(tokens), estimate or 0, limits.hits_count_tokens)
 
     def settle(self, grant: Grant, used_tokens: int | None, *, hit: bool = False) -> None:
         """Correct the estimate: `used_tokens` is what the answer cost (None: nothing was
-        spent, e.g. the request failed)."""
-        if not grant.tokens:
+        spent, e.g. the request failed; 0: unknown, the estimate stands)."""
+        if not grant.tokens or used_tokens == 0:
             return
-        if hit and not grant.hits_count_tokens:
-            used_tokens = None
-        if used_tokens is None:
-            delta = -grant.estimate
-        elif used_tokens <= 0:
-            return  # unknown usage: the estimate stands
-        else:
-            delta = used_tokens - grant.estimate
-        if delta == 0:
+        if used_tokens is None or (hit and not grant.hits_count_tokens):
+            used_tokens = 0
+        # Each bucket took its own charge (the estimate, at most its burst).
+        corrections = [
+            RateBucket(b.key, b.per_minute, b.burst, used_tokens - b.cost)
+            for b in grant.tokens
+            if used_tokens != b.cost
+        ]
+        if not corrections:
             return
-        corrections = [RateBucket(b.key, b.per_minute, b.burst, delta) for b in grant.tokens]
         task = asyncio.create_task(self._adjust(corrections))
         self._corrections.add(task)
         task.add_done_callback(self._corrections.discard)

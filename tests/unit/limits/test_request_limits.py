@@ -117,3 +117,18 @@ async def test_a_stream_without_usage_is_charged_its_estimate_plus_its_text() ->
     with pytest.raises(RateLimited) as refused:
         await limits.admit(request)
     assert refused.value.headers["x-ratelimit-remaining-tokens"] == "5"
+
+
+async def test_refusals_are_counted_by_the_exhausted_scope() -> None:
+    policy = _policy(tenant={"rpm": 10}, key={"rpm": 1})
+    metrics = GatewayMetrics()
+    limits = _limits(InProcessRateLimiter(FakeClock()), policy, metrics)
+    await limits.admit(_request(policy))
+    with pytest.raises(RateLimited) as refused:
+        await limits.admit(_request(policy))
+    assert refused.value.scope == "key"
+    assert refused.value.headers["x-ratelimit-limit-requests"] == "1"  # the tightest
+    counted = metrics.registry.get_sample_value(
+        "gateway_rate_limited_total", {"tenant": "acme", "scope": "key"}
+    )
+    assert counted == 1
