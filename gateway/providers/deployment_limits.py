@@ -12,6 +12,7 @@ lets the call through (logged, throttled).
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import math
 from typing import Protocol, runtime_checkable
@@ -68,6 +69,7 @@ class DeploymentLimits:
     def __init__(self) -> None:
         self.limiter: RateLimiter | None = None
         self._failures = ThrottledLogger(logger, interval_seconds=60)
+        self._spending: set[asyncio.Task[None]] = set()
 
     async def admit(self, key: str, rpm: int | None, tpm: int | None) -> float | None:
         """None when the deployment may take the call (it is charged one request),
@@ -86,6 +88,14 @@ class DeploymentLimits:
             self._failures.warning("rate limiter store unavailable; deployments not limited")
             return None
         return None if verdict.allowed else max(verdict.retry_after_seconds, 0.001)
+
+    def spend_later(self, key: str, tpm: int, tokens: int) -> None:
+        """`spend` in its own task."""
+        if self.limiter is None:
+            return
+        task = asyncio.create_task(self.spend(key, tpm, tokens))
+        self._spending.add(task)
+        task.add_done_callback(self._spending.discard)
 
     async def spend(self, key: str, tpm: int | None, tokens: int) -> None:
         """Charge the tokens an answer used to the deployment's `tpm`."""

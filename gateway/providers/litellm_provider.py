@@ -308,7 +308,7 @@ class LiteLLMProvider:
             raise error_for_client(exc, model, trace) from exc
         _fill_report(report, trace, response)
         result: dict[str, Any] = clean_response(response.model_dump())
-        await self._router.spend(trace, _total_tokens(result))
+        self._router.spend(trace, _total_tokens(result))
         return result
 
     async def stream(
@@ -342,7 +342,7 @@ class LiteLLMProvider:
             raise
         except Exception as exc:
             raise map_exception(exc, model) from exc
-        await self._router.spend(trace, used)
+        self._router.spend(trace, used)
         if held is not None:
             raise UpstreamError(
                 f"The provider for model '{model}' answered the stream without any event.",

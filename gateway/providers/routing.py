@@ -276,12 +276,16 @@ class DeploymentRouter:
                 return chosen
             busy[chosen] = wait
 
-    async def spend(self, trace: RouteTrace, tokens: int) -> None:
-        """Charge the tokens of an answer to the deployment that gave it (its `tpm`)."""
+    def spend(self, trace: RouteTrace, tokens: int) -> None:
+        """Charge the tokens of an answer to the deployment that gave it (its `tpm`), in
+        the background: the answer does not wait for the store."""
         if trace.deployment is None:
             return
         deployment = self._deployments[trace.deployment]
-        await self.limits.spend(_bucket_key(deployment, trace.deployment), deployment.tpm, tokens)
+        if deployment.tpm is None or tokens <= 0:
+            return
+        key = _bucket_key(deployment, trace.deployment)
+        self.limits.spend_later(key, deployment.tpm, tokens)
 
     def _has_other(self, members: list[int], failed: set[int]) -> bool:
         return any(m not in failed and self._health.healthy(m) for m in members)
