@@ -25,7 +25,9 @@ def limited_replicas(
 ) -> Iterator[list[str]]:
     policies = tmp_path / "policies"
     policies.mkdir()
-    (policies / "tenant.acme.yaml").write_text("rate_limits:\n  tenant: {rpm: 4}\n")
+    # Four at once, then one a minute: nothing frees up while the test runs.
+    policy = "rate_limits:\n  tenant: {rpm: 1, request_burst: 4}\n"
+    (policies / "tenant.acme.yaml").write_text(policy)
     raw = gateway_config_dict(upstream.url, tmp_path / "data")
     raw["storage"] = {
         "backend": "redis",

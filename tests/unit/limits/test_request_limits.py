@@ -132,3 +132,25 @@ async def test_refusals_are_counted_by_the_exhausted_scope() -> None:
         "gateway_rate_limited_total", {"tenant": "acme", "scope": "key"}
     )
     assert counted == 1
+
+
+async def test_hits_count_tokens_keeps_a_hit_charged_with_its_usage() -> None:
+    clock = FakeClock()
+    for counts, left_after_hit in ((False, 30), (True, 13)):
+        policy = _policy(tenant={"tpm": 30}, hits_count_tokens=counts)
+        limiter = InProcessRateLimiter(clock)
+        limits = _limits(limiter, policy)
+        grant = await limits.admit(_request(policy))  # 10 estimated
+        limits.settle(grant, 17, hit=True)  # the served answer's usage
+        await asyncio.sleep(0)
+        verdict = await limiter.acquire([RateBucket("t:acme:tk", 30, 30, 0)])
+        assert verdict.states[0].remaining == left_after_hit
+
+
+@pytest.mark.parametrize(
+    "rate_limits",
+    [{"tenant": {"rpm": 0}}, {"key": {"tpm": -1}}, {"tenant": {"rps": 5}}, {"burst": 3}],
+)
+def test_bad_limits_are_policy_errors(rate_limits: dict[str, Any]) -> None:
+    with pytest.raises(ValueError):
+        Policy.model_validate({"rate_limits": rate_limits})
