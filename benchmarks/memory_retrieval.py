@@ -32,7 +32,7 @@ from gateway.memory.retrieval import ScopeIndex, TermCache, rank
 from gateway.memory.service import MemoryService
 from gateway.memory.session import from_retrieval
 from gateway.memory.tokens import Tokenizers
-from gateway.policy.models import MemoryPolicy
+from gateway.policy.memory import MemoryPolicy
 from gateway.storage.embedded.memory import open_embedded_memory
 from gateway.storage.protocols import MemoryStore
 from gateway.storage.redis.backend import RedisBackend

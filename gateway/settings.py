@@ -52,6 +52,10 @@ class LiteLLMParams(BaseModel):
     api_key: str | None = None
     # Share of its model's traffic among that model's deployments; 0 drains it.
     weight: float | None = Field(default=None, ge=0, allow_inf_nan=False)
+    # This deployment's own requests and tokens per minute (README, "Rate limits"):
+    # over either, the router picks another deployment of the model, else 429.
+    rpm: int | None = Field(default=None, ge=1)
+    tpm: int | None = Field(default=None, ge=1)
 
 
 class ModelDeployment(BaseModel):

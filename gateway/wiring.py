@@ -26,6 +26,8 @@ from gateway.components import ComponentsFactory, SemanticComponents, load_compo
 from gateway.keys.admin import KeyAdmin
 from gateway.keys.cache import RuntimeKeyCache
 from gateway.knowledge.service import KnowledgeService
+from gateway.limits.build import request_limits
+from gateway.limits.service import RequestLimits
 from gateway.memory.lifecycle import MemoryLifecycle, sweep_with_cleanup
 from gateway.memory.limits import ModelLimits, model_limits
 from gateway.memory.service import MemoryService
@@ -39,6 +41,7 @@ from gateway.pipeline.runner import ChatPipeline
 from gateway.pipeline.semantic import SemanticCacheStage
 from gateway.pipeline.single_flight import SingleFlight
 from gateway.policy.loader import PolicyStore, stop_watching
+from gateway.providers.deployment_limits import attach_deployment_limits
 from gateway.providers.protocol import ChatProvider, Provider
 from gateway.settings import GatewayConfig
 from gateway.spend.build import build_spend
@@ -85,6 +88,7 @@ class Services:
     key_admin: KeyAdmin  # `/admin/keys`
     audit_trail: AuditTrail  # `/admin/audit`
     spend: SpendTracker  # spend per key, tenant, model and day; budgets
+    rate_limits: RequestLimits  # policy `rate_limits`, in front of the pipeline
     exit_stack: AsyncExitStack = field(repr=False, compare=False)
 
     async def aclose(self) -> None:
@@ -318,6 +322,7 @@ async def build_services(
         await upstream.warm_up()
         components = await components_factory(config, upstream)
         stores = await _open_stores(stack, config, components)
+        attach_deployment_limits(upstream, stores.storage.rate_limiter)
         limits = model_limits(config, upstream.context_window)
         pricer = _cost_estimator(config, upstream)
         observers = _observers(config, upstream, components, stores.adaptive, pricer.cost_usd)
@@ -353,6 +358,9 @@ async def build_services(
             key_admin=KeyAdmin(stores.storage.keys, runtime_keys),
             audit_trail=AuditTrail(stores.storage.audit, config.audit),
             spend=spend,
+            rate_limits=request_limits(
+                stores.storage.rate_limiter, policies.resolve, tokenizers, limits, observers.metrics
+            ),
             exit_stack=stack.pop_all(),
         )
     raise AssertionError("unreachable: the block returns or raises")

@@ -26,6 +26,7 @@ from gateway.api.scope import (
 )
 from gateway.auth import Principal
 from gateway.errors import GatewayError, ModelNotFound
+from gateway.limits.outcome import settle_outcome
 from gateway.pipeline.decision import Decision
 from gateway.pipeline.reasons import Layer
 from gateway.pipeline.request import ChatRequest
@@ -92,10 +93,16 @@ def chat_request(
 
 
 async def handle(services: Services, chat: ChatRequest) -> CompletionOutcome | StreamOutcome:
-    """The pipeline's outcome; an unexpected failure becomes the gateway's 500."""
+    """The pipeline's outcome; an unexpected failure becomes the gateway's 500. The
+    rate limits come first (a 429 before even an exact hit) and settle their token
+    estimate once the answer is known (`gateway/limits`)."""
+    grant = await services.rate_limits.admit(chat)
     try:
-        return await services.pipeline.handle(chat)
+        outcome = await services.pipeline.handle(chat)
     except GatewayError:
+        services.rate_limits.settle(grant, None)
         raise
     except Exception as exc:
+        services.rate_limits.settle(grant, None)
         raise GatewayError("The gateway failed to handle this request.") from exc
+    return settle_outcome(services.rate_limits, grant, outcome, chat.model)

@@ -42,7 +42,7 @@ from gateway.errors import (
 )
 from gateway.memory.records import MEMORY_KINDS, MemoryRecord, MemoryScope, parse_time
 from gateway.memory.service import MemoryRejected, MemoryService, NewMemory, WriteOnce
-from gateway.policy.models import MemoryPolicy
+from gateway.policy.memory import MemoryPolicy
 from gateway.storage.protocols import (
     AlreadyWritten,
     QuotaExceeded,

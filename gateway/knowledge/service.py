@@ -29,7 +29,7 @@ from gateway.memory.retrieval import ScopeIndex, ScoredMemory, TermCache, rank
 from gateway.memory.service import INDEX_IN_THREAD_ABOVE_RECORDS, RANK_IN_THREAD_ABOVE_RECORDS
 from gateway.memory.text import dedup_key
 from gateway.policy.knowledge import KnowledgePolicy
-from gateway.policy.models import MemoryRankingPolicy
+from gateway.policy.memory import MemoryRankingPolicy
 from gateway.storage.agent_protocols import KnowledgeStore
 
 

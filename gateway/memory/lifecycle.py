@@ -12,7 +12,7 @@ from gateway.memory.guard import inspect_memory_content
 from gateway.memory.records import MemoryRecord, MemoryScope
 from gateway.memory.retention import retention_victims
 from gateway.memory.service import MemoryRejected, MemoryService, NewMemory
-from gateway.policy.models import MemoryPolicy
+from gateway.policy.memory import MemoryPolicy
 from gateway.storage.protocols import RecordFilter, SupersedeConflict, UserQuota
 
 

@@ -51,7 +51,7 @@ from gateway.memory.relevance import (
     relevance_features,
 )
 from gateway.memory.text import dedup_key, keyword_terms
-from gateway.policy.models import MemoryRankingPolicy
+from gateway.policy.memory import MemoryRankingPolicy
 
 RankMode = Literal["fused", "dense", "keyword"]
 Floats = npt.NDArray[np.float64]

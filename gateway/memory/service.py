@@ -30,7 +30,7 @@ from gateway.memory.retrieval import RankMode, ScopeIndex, ScoredMemory, TermCac
 from gateway.memory.session import SessionTurn, merge_turn
 from gateway.memory.text import dedup_key
 from gateway.memory.versions import infer_kind, plan_supersession, rule_key
-from gateway.policy.models import MemoryPolicy
+from gateway.policy.memory import MemoryPolicy
 from gateway.storage.protocols import (
     IdempotentWrite,
     MemoryStore,

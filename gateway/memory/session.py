@@ -25,7 +25,7 @@ from enum import StrEnum
 from gateway.knowledge.records import KNOWLEDGE_SOURCE
 from gateway.memory.retrieval import ScoredMemory
 from gateway.memory.text import dedup_key
-from gateway.policy.models import SessionMemoryPolicy
+from gateway.policy.memory import SessionMemoryPolicy
 from gateway.storage.protocols import SessionItem
 
 MEMORY_SOURCE = "memory"

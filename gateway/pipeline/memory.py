@@ -34,7 +34,7 @@ from gateway.pipeline.assemble import Inputs, assemble_budgeted, assemble_plain
 from gateway.pipeline.request import ChatRequest
 from gateway.pipeline.task_state import INJECTED, NO_ROOM, TaskFound, TaskLookup
 from gateway.pipeline.values import MemoryInjection, QueryEmbedding, Timings
-from gateway.policy.models import MemoryPolicy
+from gateway.policy.memory import MemoryPolicy
 from gateway.providers.protocol import ChatProvider
 from gateway.storage.agent_protocols import TaskStore
 from gateway.storage.protocols import QuotaExceeded

@@ -20,6 +20,7 @@ from typing import Any
 
 from gateway.errors import InvalidRequest, UpstreamError
 from gateway.providers.as_sent import as_sent_call, without_as_sent
+from gateway.providers.deployment_limits import DeploymentsBusy
 from gateway.providers.headers import SHOULD_RETRY_HEADER, passthrough_headers
 from gateway.providers.litellm_params import (
     litellm_reserved_parameter,
@@ -35,6 +36,7 @@ from gateway.providers.routing import (
     is_retryable,
 )
 from gateway.settings import GatewayConfig
+from gateway.storage.rate_limiting import RateLimiter
 from gateway.telemetry.log_hygiene import quiet_leaky_loggers
 
 logger = logging.getLogger(__name__)
@@ -170,6 +172,8 @@ def error_for_client(exc: BaseException, model: str, trace: RouteTrace) -> Upstr
     just one call: once it has retried (or fallen back) itself, a client retry would
     multiply the calls by the client's own retry count, so the client is told not to.
     """
+    if isinstance(exc, DeploymentsBusy):
+        return exc.for_client()  # the gateway's own limit: its own retry-after
     error = map_exception(exc, model)
     should_retry = is_retryable(exc) and trace.attempts <= 1
     error.headers = {
@@ -177,6 +181,12 @@ def error_for_client(exc: BaseException, model: str, trace: RouteTrace) -> Upstr
         SHOULD_RETRY_HEADER: "true" if should_retry else "false",
     }
     return error
+
+
+def _total_tokens(body: dict[str, Any]) -> int:
+    usage = body.get("usage")
+    total = usage.get("total_tokens") if isinstance(usage, dict) else None
+    return total if isinstance(total, int) else 0
 
 
 def _fill_report(report: UpstreamReport | None, trace: RouteTrace, response: Any) -> None:
@@ -251,6 +261,10 @@ class LiteLLMProvider:
     def has_model(self, model: str) -> bool:
         return self._router.has_model(model)
 
+    def limit_deployments(self, limiter: RateLimiter) -> None:
+        """The deployments' rpm/tpm buckets live in `limiter` from now on."""
+        self._router.limits.limiter = limiter
+
     async def warm_up(self) -> None:
         """Pay litellm's first-call cost at start-up, not on the first request.
 
@@ -294,6 +308,7 @@ class LiteLLMProvider:
             raise error_for_client(exc, model, trace) from exc
         _fill_report(report, trace, response)
         result: dict[str, Any] = clean_response(response.model_dump())
+        self._router.spend(trace, _total_tokens(result))
         return result
 
     async def stream(
@@ -305,6 +320,7 @@ class LiteLLMProvider:
         # answer starts: a stream that never starts one is an error, not an empty answer.
         held: list[dict[str, Any]] | None = []
         trace = RouteTrace()
+        used = 0  # the usage chunk's total, for the deployment's tpm
         try:
             try:
                 response = await self._router.route(self._completion, model, params, trace)
@@ -313,6 +329,7 @@ class LiteLLMProvider:
             _fill_report(report, trace, response)
             async for chunk in response:
                 data: dict[str, Any] = clean_response(chunk.model_dump())
+                used = _total_tokens(data) or used
                 if held is not None:
                     if not _starts_answer(data):
                         held.append(data)
@@ -325,6 +342,7 @@ class LiteLLMProvider:
             raise
         except Exception as exc:
             raise map_exception(exc, model) from exc
+        self._router.spend(trace, used)
         if held is not None:
             raise UpstreamError(
                 f"The provider for model '{model}' answered the stream without any event.",

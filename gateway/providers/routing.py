@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gateway.providers.as_sent import AS_SENT_PARAM, as_sent_setting
+from gateway.providers.deployment_limits import DeploymentLimits, DeploymentsBusy
 from gateway.settings import GatewayConfig, RouterSettings
 
 # Read by litellm's Router for its own routing; litellm's call functions would forward
@@ -59,6 +60,8 @@ class Deployment:
     model_name: str
     params: Mapping[str, Any]  # litellm_params without the routing-only keys
     weight: float = 1.0
+    rpm: int | None = None  # this deployment's own limits (deployment_limits.py)
+    tpm: int | None = None
 
 
 def deployments_from_config(config: GatewayConfig) -> list[Deployment]:
@@ -70,7 +73,15 @@ def deployments_from_config(config: GatewayConfig) -> list[Deployment]:
         as_sent = as_sent_setting(entry.model_info)
         if as_sent is not None:
             clean[AS_SENT_PARAM] = as_sent  # read (and removed) by as_sent.py
-        deployments.append(Deployment(entry.model_name, clean, 1.0 if weight is None else weight))
+        deployments.append(
+            Deployment(
+                entry.model_name,
+                clean,
+                1.0 if weight is None else weight,
+                entry.litellm_params.rpm,
+                entry.litellm_params.tpm,
+            )
+        )
     return deployments
 
 
@@ -133,6 +144,7 @@ class RouteTrace:
 
     model: str | None = None  # the model group whose deployment answered
     attempts: int = 0  # provider calls made, over the group and its fallbacks
+    deployment: int | None = None  # the index of the deployment called last
 
 
 @dataclass
@@ -184,6 +196,8 @@ class DeploymentRouter:
         self._health = _Health(settings.cooldown_seconds, clock)
         self._sleep = sleep
         self._rng = rng or random.Random()
+        # rpm/tpm per deployment; the store is attached once the backend is open.
+        self.limits = DeploymentLimits()
 
     def has_model(self, model: str) -> bool:
         return model in self._groups
@@ -223,9 +237,10 @@ class DeploymentRouter:
         failed: set[int] = set()
         retries_done = 0
         while True:
-            chosen = self._pick(members, failed)
+            chosen = await self._pick_with_room(group, members, failed)
             deployment = self._deployments[chosen]
             trace.attempts += 1
+            trace.deployment = chosen
             try:
                 return await call(
                     **{"timeout": timeout, **deployment.params, **request, "num_retries": 0}
@@ -246,6 +261,32 @@ class DeploymentRouter:
                     await self._sleep(self._settings.retry_after_seconds)
                 retries_done += 1
 
+    async def _pick_with_room(self, group: str, members: list[int], failed: set[int]) -> int:
+        """`_pick` among the deployments under their rpm/tpm (each charged one request
+        when chosen); `DeploymentsBusy` when none has room."""
+        busy: dict[int, float] = {}
+        while True:
+            open_members = [m for m in members if m not in busy]
+            if not open_members:
+                raise DeploymentsBusy(group, min(busy.values()))
+            chosen = self._pick(open_members, failed)
+            deployment = self._deployments[chosen]
+            wait = await self.limits.admit(_bucket_key(deployment, chosen), *_limits(deployment))
+            if wait is None:
+                return chosen
+            busy[chosen] = wait
+
+    def spend(self, trace: RouteTrace, tokens: int) -> None:
+        """Charge the tokens of an answer to the deployment that gave it (its `tpm`), in
+        the background: the answer does not wait for the store."""
+        if trace.deployment is None:
+            return
+        deployment = self._deployments[trace.deployment]
+        if deployment.tpm is None or tokens <= 0:
+            return
+        key = _bucket_key(deployment, trace.deployment)
+        self.limits.spend_later(key, deployment.tpm, tokens)
+
     def _has_other(self, members: list[int], failed: set[int]) -> bool:
         return any(m not in failed and self._health.healthy(m) for m in members)
 
@@ -265,3 +306,12 @@ class DeploymentRouter:
                     return self._rng.choice(candidates)
                 return self._rng.choices(candidates, weights=weights)[0]
         raise AssertionError("a model group is never empty")
+
+
+def _bucket_key(deployment: Deployment, index: int) -> str:
+    # Replicas read the same model_list, so the same index is the same deployment.
+    return f"d:{deployment.model_name}:{index}"
+
+
+def _limits(deployment: Deployment) -> tuple[int | None, int | None]:
+    return deployment.rpm, deployment.tpm

@@ -19,6 +19,7 @@ from gateway.storage.protocols import (
     SessionStore,
     VectorIndex,
 )
+from gateway.storage.rate_limiting import RateLimiter
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,3 +63,5 @@ class Storage:
     audit: AuditStore
     # Spend per (UTC day, tenant, key, model) (embedded: SQLite; Redis: shared).
     spend: SpendStore
+    # Rate limit buckets (embedded: this process; Redis: shared by the replicas).
+    rate_limiter: RateLimiter

@@ -123,6 +123,13 @@ class GatewayMetrics:
             ["store", "operation"],
             registry=registry,
         )
+        # Requests the gateway's own rate limits refused (429), by the exhausted scope.
+        self.rate_limited = Counter(
+            "gateway_rate_limited",
+            "Requests refused by the gateway's rate limits.",
+            ["tenant", "scope"],
+            registry=registry,
+        )
         self._scrape = _ScrapeCollector()
         registry.register(self._scrape)
 

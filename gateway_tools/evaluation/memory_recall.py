@@ -38,7 +38,7 @@ from gateway.memory.retrieval import RankMode, ScopeIndex
 from gateway.memory.service import MemoryService, NewMemory
 from gateway.memory.session import from_retrieval
 from gateway.memory.text import dedup_key
-from gateway.policy.models import MemoryPolicy
+from gateway.policy.memory import MemoryPolicy
 from gateway.storage.embedded.memory import open_embedded_memory
 
 LOCOMO_FILE = Path("memory") / "locomo_conv0-4.json"

@@ -36,7 +36,7 @@ from gateway.memory.relevance import FEATURE_NAMES, RelevanceModel, relevance_fe
 from gateway.memory.retrieval import ScopeIndex, TermCache, signals
 from gateway.memory.service import MemoryService
 from gateway.memory.text import dedup_key
-from gateway.policy.models import MemoryPolicy
+from gateway.policy.memory import MemoryPolicy
 from gateway.storage.embedded.memory import open_embedded_memory
 from gateway_tools.evaluation.memory_recall import (
     EMBED_BATCH,

@@ -13,7 +13,8 @@ import pytest
 from gateway.memory.lifecycle import MemoryLifecycle
 from gateway.memory.records import MemoryRecord, MemoryScope
 from gateway.memory.service import MemoryService, NewMemory
-from gateway.policy.models import MemoryPolicy, Policy
+from gateway.policy.memory import MemoryPolicy
+from gateway.policy.models import Policy
 from gateway.storage.embedded.memory import open_embedded_memory
 from gateway.storage.protocols import MemoryStore, SessionStore, SupersedeConflict
 from gateway.storage.redis.backend import RedisBackend

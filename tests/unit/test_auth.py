@@ -15,8 +15,13 @@ SETTINGS = AuthSettings(
 
 def test_keys_map_to_tenants_and_admin() -> None:
     registry = KeyRegistry(SETTINGS)
-    assert registry.authenticate("Bearer sk-acme-key-2") == Principal(tenant="acme")
-    assert registry.authenticate("bearer sk-acme-key-1") == Principal(tenant="acme")
+    second = registry.authenticate("Bearer sk-acme-key-2")
+    first = registry.authenticate("bearer sk-acme-key-1")
+    assert (first.tenant, second.tenant) == ("acme", "acme")
+    # Each key has its own id (for its rate limit): a digest prefix, not the key.
+    assert first.key_id and second.key_id and first.key_id != second.key_id
+    assert "sk-acme" not in first.key_id
+    assert first == Principal(tenant="acme", key_id=first.key_id)
     assert registry.authenticate("Bearer sk-root-key-1").is_admin
 
 
@@ -52,7 +57,7 @@ def test_keys_may_be_configured_hashed() -> None:
         admin_keys=[hashed_key("sk-admin-secret-9")],
     )
     registry = KeyRegistry(settings)
-    assert registry.authenticate("Bearer sk-acme-secret-9") == Principal(tenant="acme")
+    assert registry.authenticate("Bearer sk-acme-secret-9").tenant == "acme"
     assert registry.authenticate("Bearer sk-admin-secret-9").is_admin
     with pytest.raises(Unauthorized):
         # The hash itself is not a key.
@@ -67,8 +72,8 @@ def test_malformed_or_weak_key_entries_are_config_errors(entry: str) -> None:
 
 def test_keys_from_x_api_key_and_api_key_headers() -> None:
     registry = KeyRegistry(SETTINGS)
-    assert registry.authenticate(None, "sk-acme-key-1", None) == Principal(tenant="acme")
-    assert registry.authenticate(None, None, " sk-acme-key-2 ") == Principal(tenant="acme")
+    assert registry.authenticate(None, "sk-acme-key-1", None).tenant == "acme"
+    assert registry.authenticate(None, None, " sk-acme-key-2 ").tenant == "acme"
     assert registry.authenticate("Basic xyz", "sk-root-key-1").is_admin
 
 

@@ -15,6 +15,7 @@ from gateway.storage.embedded.exact import SQLiteExactCache
 from gateway.storage.embedded.keys import SQLiteKeyStore
 from gateway.storage.embedded.knowledge import SQLiteKnowledgeStore
 from gateway.storage.embedded.memory import open_embedded_memory
+from gateway.storage.embedded.rate_limiter import InProcessRateLimiter
 from gateway.storage.embedded.responses import SQLiteResponseStore
 from gateway.storage.embedded.spend import SQLiteSpendStore
 from gateway.storage.embedded.tasks import SQLiteTaskStore
@@ -114,4 +115,5 @@ async def open_embedded_storage(
         keys=keys,
         audit=audit,
         spend=spend,
+        rate_limiter=InProcessRateLimiter(),
     )

@@ -16,6 +16,7 @@ from gateway.storage.redis.backend import RedisBackend
 from gateway.storage.redis.keys import RedisKeyStore
 from gateway.storage.redis.knowledge import RedisKnowledgeStore
 from gateway.storage.redis.memory import RedisMemoryStore
+from gateway.storage.redis.rate_limiter import RedisRateLimiter
 from gateway.storage.redis.responses import RedisResponseStore
 from gateway.storage.redis.sessions import RedisSessionStore
 from gateway.storage.redis.spend import RedisSpendStore
@@ -79,4 +80,5 @@ async def open_redis_storage(
         keys=RedisKeyStore(backend),
         audit=RedisAuditStore(backend),
         spend=RedisSpendStore(backend),
+        rate_limiter=RedisRateLimiter(backend.connection, backend.prefix),
     )

@@ -16,7 +16,8 @@ from gateway.memory.retrieval import ScopeIndex, ScoredMemory
 from gateway.memory.service import MemoryService
 from gateway.memory.session import merge_turn, this_turn
 from gateway.memory.tokens import Tokenizers
-from gateway.policy.models import Policy, SessionMemoryPolicy
+from gateway.policy.memory import SessionMemoryPolicy
+from gateway.policy.models import Policy
 from gateway.storage.embedded.knowledge import SQLiteKnowledgeStore
 from gateway.storage.embedded.memory import open_embedded_memory
 from gateway.storage.serialise import session_items_from_json, session_items_to_json

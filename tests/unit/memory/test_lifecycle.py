@@ -22,8 +22,9 @@ from gateway.memory.versions import infer_kind, rule_key
 from gateway.pipeline.memory import MemoryStage
 from gateway.pipeline.request import ChatRequest
 from gateway.pipeline.values import Timings
+from gateway.policy.memory import MemoryPolicy
 from gateway.policy.memory_lifecycle import MemoryRetentionPolicy
-from gateway.policy.models import MemoryPolicy, Policy
+from gateway.policy.models import Policy
 from gateway.policy.working_memory import WorkingMemoryPolicy
 from gateway.storage.embedded.memory import open_embedded_memory
 from tests.unit.memory.fakes import TableEmbedder

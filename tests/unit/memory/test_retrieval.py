@@ -9,7 +9,8 @@ import pytest
 
 from gateway.memory.records import MemoryScope
 from gateway.memory.service import MemoryRejected, MemoryService, NewMemory
-from gateway.policy.models import MemoryPolicy, Policy
+from gateway.policy.memory import MemoryPolicy
+from gateway.policy.models import Policy
 from gateway.storage.embedded.memory import open_embedded_memory
 from tests.unit.memory.fakes import TableEmbedder
 

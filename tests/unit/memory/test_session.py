@@ -9,7 +9,8 @@ from gateway.memory.retrieval import ScoredMemory
 from gateway.memory.service import MemoryService, NewMemory
 from gateway.memory.session import Origin, merge_turn
 from gateway.memory.text import dedup_key
-from gateway.policy.models import Policy, SessionMemoryPolicy
+from gateway.policy.memory import SessionMemoryPolicy
+from gateway.policy.models import Policy
 from gateway.storage.embedded.memory import open_embedded_memory
 from gateway.storage.protocols import SessionItem
 from tests.unit.memory.fakes import TableEmbedder
