@@ -91,8 +91,14 @@ def _bench(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"gateway bench: {exc}", file=sys.stderr)
         return 2
+    from pathlib import Path
+
     return run_benchmark(
-        requests=args.requests, output=args.output, backend=args.backend, apis=apis
+        requests=args.requests,
+        output=args.output,
+        backend=args.backend,
+        apis=apis,
+        policy=Path(args.policy) if args.policy else None,
     )
 
 
@@ -273,6 +279,10 @@ def build_parser() -> argparse.ArgumentParser:
         default="chat,completions,responses,messages",
         help="APIs whose exact hits, misses and hit throughput are measured side by side "
         "(comma-separated; default: all four)",
+    )
+    bench.add_argument(
+        "--policy",
+        help="a policy file the gateway runs under (e.g. rate limits; default: the built-in)",
     )
     bench.set_defaults(handler=_bench)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 import secrets
+import shutil
 import subprocess
 import sys
 import time
@@ -96,9 +97,15 @@ def storage_config(backend: str, workdir: Path, redis_url: str | None) -> dict[s
     return storage
 
 
-def write_config(workdir: Path, upstream_port: int, storage: Mapping[str, Any]) -> Path:
+def write_config(
+    workdir: Path, upstream_port: int, storage: Mapping[str, Any], policy: Path | None = None
+) -> Path:
+    """The gateway's config; `policy`: one policy file copied into its policies folder
+    (none: the folder is empty and the built-in default policy applies)."""
     policies = workdir / "policies"
-    policies.mkdir()  # empty: the built-in default policy applies
+    policies.mkdir()
+    if policy is not None:
+        shutil.copyfile(policy, policies / "default.yaml")
     config = {
         "server": {"host": HOST, "log_level": "warning"},
         "model_list": [
@@ -175,12 +182,14 @@ async def wait_for_servers(upstream: Server, gateway: Server, gateway_start_seco
     say(f"gateway ready on port {gateway.port} after {time.monotonic() - started:.1f} s")
 
 
-def start_servers(workdir: Path, storage: Mapping[str, Any]) -> tuple[Server, Server]:
+def start_servers(
+    workdir: Path, storage: Mapping[str, Any], policy: Path | None = None
+) -> tuple[Server, Server]:
     upstream_port = free_port()
     gateway_port = free_port()
     while gateway_port == upstream_port:
         gateway_port = free_port()
-    config_path = write_config(workdir, upstream_port, storage)
+    config_path = write_config(workdir, upstream_port, storage, policy)
     upstream_log, gateway_log = workdir / "upstream.log", workdir / "gateway.log"
     upstream = Server(
         "fake upstream",

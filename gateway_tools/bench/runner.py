@@ -179,12 +179,13 @@ def _run_backend(
     requests: int,
     seed: int,
     apis: Sequence[str],
+    policy: Path | None = None,
 ) -> dict[str, Any]:
     """One whole run against a gateway on `backend`, in its own directory and processes."""
     workdir.mkdir()
     servers: tuple[Server, ...] = ()
     try:
-        servers = start_servers(workdir, storage_config(backend, workdir, redis_url))
+        servers = start_servers(workdir, storage_config(backend, workdir, redis_url), policy)
         report = asyncio.run(measure(*servers, requests, seed, backend, apis))
     finally:
         # The gateway first: it holds connections to the upstream.
@@ -199,13 +200,15 @@ def run_benchmark(
     seed: int | None = None,
     backend: str = EMBEDDED,
     apis: Sequence[str] = API_NAMES,
+    policy: Path | None = None,
 ) -> int:
     """Run the whole benchmark; 0 if every request succeeded and came from its layer.
 
     `backend`: `embedded`, `redis` or `both` (each in turn, shown side by side). `seed`
     picks the miss prompts; by default a new one per run (it is in the report), the same
     for every backend of the run. `apis`: the APIs (`apis.API_NAMES`) whose exact hits,
-    misses and hit throughput are then measured side by side (empty: none).
+    misses and hit throughput are then measured side by side (empty: none). `policy`: a
+    policy file the gateway runs under (e.g. with rate limits; default: the built-in one).
     """
     unknown = [name for name in apis if name not in APIS]
     if unknown:
@@ -233,7 +236,9 @@ def run_benchmark(
             for name in names:
                 say(f"--- storage backend: {name}")
                 url = redis.url if redis is not None else None
-                reports[name] = _run_backend(workdir / name, name, url, requests, seed, apis)
+                reports[name] = _run_backend(
+                    workdir / name, name, url, requests, seed, apis, policy
+                )
         except BenchError as exc:
             print(f"gateway bench: {exc}", file=sys.stderr)
             return 1
