@@ -76,7 +76,7 @@ def stop(process: subprocess.Popen[bytes]) -> None:
         process.wait()
 
 
-def _log_tail(path: Path) -> str:
+def log_tail(path: Path) -> str:
     try:
         lines = path.read_text(errors="replace").splitlines()
     except OSError:
@@ -96,7 +96,13 @@ def storage_config(backend: str, workdir: Path, redis_url: str | None) -> dict[s
     return storage
 
 
-def write_config(workdir: Path, upstream_port: int, storage: Mapping[str, Any]) -> Path:
+def write_config(
+    workdir: Path,
+    upstream_port: int,
+    storage: Mapping[str, Any],
+    auth: Mapping[str, Any] | None = None,
+) -> Path:
+    """The gateway's config; `auth`: its `auth` section (default: the one bench tenant)."""
     policies = workdir / "policies"
     policies.mkdir()  # empty: the built-in default policy applies
     config = {
@@ -116,7 +122,7 @@ def write_config(workdir: Path, upstream_port: int, storage: Mapping[str, Any]) 
         # A retry would hide an error and skew the latency it belongs to.
         "router_settings": {"num_retries": 0},
         "storage": dict(storage),
-        "auth": {"tenants": [{"name": "bench", "api_keys": [TENANT_KEY]}]},
+        "auth": dict(auth or {"tenants": [{"name": "bench", "api_keys": [TENANT_KEY]}]}),
         "policies_dir": str(policies),
     }
     path = workdir / "gateway.yaml"
@@ -143,7 +149,7 @@ async def wait_until_ready(
         if server.process.poll() is not None:
             raise BenchError(
                 f"{server.name} exited with status {server.process.returncode}:\n"
-                f"{_log_tail(server.log_path)}"
+                f"{log_tail(server.log_path)}"
             )
         connection = HttpConnection(HOST, server.port)
         try:
@@ -159,7 +165,7 @@ async def wait_until_ready(
         await asyncio.sleep(0.1)
     raise BenchError(
         f"{server.name} not ready after {timeout_seconds:.0f} s ({last}):\n"
-        f"{_log_tail(server.log_path)}"
+        f"{log_tail(server.log_path)}"
     )
 
 
@@ -175,12 +181,14 @@ async def wait_for_servers(upstream: Server, gateway: Server, gateway_start_seco
     say(f"gateway ready on port {gateway.port} after {time.monotonic() - started:.1f} s")
 
 
-def start_servers(workdir: Path, storage: Mapping[str, Any]) -> tuple[Server, Server]:
+def start_servers(
+    workdir: Path, storage: Mapping[str, Any], auth: Mapping[str, Any] | None = None
+) -> tuple[Server, Server]:
     upstream_port = free_port()
     gateway_port = free_port()
     while gateway_port == upstream_port:
         gateway_port = free_port()
-    config_path = write_config(workdir, upstream_port, storage)
+    config_path = write_config(workdir, upstream_port, storage, auth)
     upstream_log, gateway_log = workdir / "upstream.log", workdir / "gateway.log"
     upstream = Server(
         "fake upstream",
