@@ -27,6 +27,9 @@ from gateway_tools.bench.memory_load.scenario import ADMIN_KEY, Kind
 COLLECT_EVERY_REQUESTS = 400
 DECISIONS_LIMIT = 1000
 RECORD_WAIT_SECONDS = 2.0
+STORE_UNAVAILABLE = "miss/store_unavailable"
+# The memory stage's note when it failed open and forwarded without memory.
+MEMORY_UNAVAILABLE = "memory_unavailable"
 
 
 @dataclass(slots=True)
@@ -175,7 +178,10 @@ async def interleaved(
 
 def is_forwarded(label: str) -> bool:
     """A miss, or a bypass because memory was injected (then no lookup ran): both take
-    the forwarded path the miss phase measures."""
+    the forwarded path the miss phase measures. Not a miss because a store failed (the
+    fail-open path: the numbers would describe the fallback)."""
+    if label == STORE_UNAVAILABLE:
+        return False
     return label.startswith("miss/") or label in ("miss", "bypass/memory_personalized")
 
 

@@ -7,7 +7,7 @@ import statistics
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from gateway_tools.bench.memory_load.phases import KindSeries
+from gateway_tools.bench.memory_load.phases import MEMORY_UNAVAILABLE, KindSeries
 from gateway_tools.bench.memory_load.scenario import NEITHER_KIND, NO_USER_HIT, SESSION_SUFFIX
 
 # Stages of the decision record's `stages_ms` the table shows: the whole memory stage
@@ -42,6 +42,9 @@ def summarise(series: KindSeries) -> dict[str, Any]:
         "errors": series.errors,
         "wrong_layer": series.wrong_layer,
         "reconnects": series.reconnects,
+        "memory_unavailable": sum(
+            1 for r in series.records.values() if r.get("memory_note") == MEMORY_UNAVAILABLE
+        ),
         "first_error": series.first_error,
         "layers": dict(series.layers.most_common()),
         "end_to_end_ms": quantiles_ms(list(series.latencies_ms.values())),
@@ -74,6 +77,11 @@ def failures(report: Mapping[str, Any]) -> list[str]:
                         f"{backend} {phase} {name}: {summary['errors']} errors "
                         f"({summary['first_error']}), {summary['wrong_layer']} on another "
                         f"path (layers: {summary['layers']})"
+                    )
+                if summary["memory_unavailable"]:
+                    lines.append(
+                        f"{backend} {phase} {name}: the memory stage failed open "
+                        f"{summary['memory_unavailable']} times (forwarded without memory)"
                     )
                 if summary["records"] < summary["requests"]:
                     lines.append(

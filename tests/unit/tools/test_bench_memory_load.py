@@ -80,6 +80,7 @@ def test_forwarded_paths_and_exact_hits_are_told_apart() -> None:
     assert is_forwarded("miss/below_threshold")
     assert is_forwarded("bypass/memory_personalized")
     assert not is_forwarded("bypass/time_sensitive")
+    assert not is_forwarded("miss/store_unavailable")  # the fail-open path
     assert not is_forwarded("semantic")
     assert is_exact_hit("exact") and not is_exact_hit("bypass/memory_personalized")
 
@@ -142,6 +143,12 @@ def test_missing_records_and_other_paths_are_failures_and_the_table_has_every_ki
     wrong = summarise(_series([1.0], [0.0]))
     wrong["wrong_layer"] = 1
     assert len(failures(_report(misses | {NEITHER_KIND: wrong}, hits))) == 2
+    failed_open = _series([1.0], [0.0])
+    failed_open.records["r0"] = {"stages_ms": {}, "memory_note": "memory_unavailable"}
+    assert failures(_report({NEITHER_KIND: summarise(failed_open)}, hits)) == [
+        "embedded misses neither (reference): the memory stage failed open 1 times "
+        "(forwarded without memory)"
+    ]
     table = render(report)
     assert "| memories only | 0.50 |" in table
     assert "| no user | 1.50 | +0.00 | 0.00 |" not in table  # one hit of 1.0 ms
