@@ -99,7 +99,11 @@ def _series(latencies: list[float], memory_ms: list[float], recorded: int | None
         series.latencies_ms[request_id] = latency
         if recorded is None or index < recorded:
             series.records[request_id] = {
-                "stages_ms": {"memory": memory, "memory_retrieve": memory / 2},
+                "stages_ms": {
+                    "memory": memory,
+                    "memory_retrieve": memory / 2,
+                    "memory_embed": memory / 4,
+                },
                 "memory_items": 2,
             }
         series.layers["miss/below_threshold"] += 1
@@ -117,6 +121,8 @@ def test_summaries_read_the_memory_stage_from_the_records_and_compare_per_sessio
     assert kinds["memories only"]["memory_stage_ms"]["p50"] == 3.0
     assert kinds["memories only"]["memory_parts_p50_ms"]["memory_retrieve"] == 1.5
     assert kinds["memories only"]["memory_parts_p50_ms"]["memory_inject"] == 0.0
+    # Per request, then the median: 3/4 of each request's stage.
+    assert kinds["memories only"]["memory_without_embedding_ms"]["p50"] == 2.25
     assert kinds["memories only"]["added_p50_ms"] == 3.0
     assert kinds["memories only" + SESSION_SUFFIX]["added_p50_ms"] == 1.0
     assert kinds[NEITHER_KIND]["added_p50_ms"] == 0.0
@@ -150,6 +156,5 @@ def test_missing_records_and_other_paths_are_failures_and_the_table_has_every_ki
         "(forwarded without memory)"
     ]
     table = render(report)
-    assert "| memories only | 0.50 |" in table
-    assert "| no user | 1.50 | +0.00 | 0.00 |" not in table  # one hit of 1.0 ms
-    assert "| no user | 1.00 | +0.00 | 0.00 |" in table
+    assert "| memories only | 0.50 | 0.50 | 0.50 | 0.38 | 1.50 | 2.0 |" in table
+    assert "| no user | 1.00 | +0.00 | 0.00 | 0.00 |" in table
