@@ -127,7 +127,7 @@ class MemoryStage:
             retrieved: list[ScoredMemory] = []
             knowledge: list[ScoredMemory] = []
             if query and (index.size or (knowledge_index is not None and knowledge_index.size)):
-                vector = await self._query_vector(request, draft, query, policy)
+                vector = await self._query_vector(request, timings, draft, query, policy)
                 if index.size:
                     retrieved = await self._service.search(
                         scope,
@@ -175,7 +175,12 @@ class MemoryStage:
         )
 
     async def _query_vector(
-        self, request: ChatRequest, draft: _Draft, query: str, policy: MemoryPolicy
+        self,
+        request: ChatRequest,
+        timings: Timings,
+        draft: _Draft,
+        query: str,
+        policy: MemoryPolicy,
     ) -> Any:
         """The query's vector, embedded once per request: the semantic stage's when it
         embedded the same text, else embedded here and, when the text is the ask the
@@ -183,7 +188,9 @@ class MemoryStage:
         known = draft.embedding
         if known is not None and known.vector is not None:
             return known.vector if known.text == query else None
-        vector = await self._service.embed_query(query, policy.embed_timeout_seconds)
+        # Timed on its own (within memory_retrieve): the embedder's share of the stage.
+        with timings.timed("memory_embed"):
+            vector = await self._service.embed_query(query, policy.embed_timeout_seconds)
         if vector is not None and request.turn.ask == query:
             draft.embedding = QueryEmbedding(query, vector)
         return vector

@@ -77,7 +77,7 @@ def stop(process: subprocess.Popen[bytes]) -> None:
         process.wait()
 
 
-def _log_tail(path: Path) -> str:
+def log_tail(path: Path) -> str:
     try:
         lines = path.read_text(errors="replace").splitlines()
     except OSError:
@@ -98,10 +98,15 @@ def storage_config(backend: str, workdir: Path, redis_url: str | None) -> dict[s
 
 
 def write_config(
-    workdir: Path, upstream_port: int, storage: Mapping[str, Any], policy: Path | None = None
+    workdir: Path,
+    upstream_port: int,
+    storage: Mapping[str, Any],
+    policy: Path | None = None,
+    auth: Mapping[str, Any] | None = None,
 ) -> Path:
     """The gateway's config; `policy`: one policy file copied into its policies folder
-    (none: the folder is empty and the built-in default policy applies)."""
+    (none: the folder is empty and the built-in default policy applies); `auth`: its
+    `auth` section (default: the one bench tenant)."""
     policies = workdir / "policies"
     policies.mkdir()
     if policy is not None:
@@ -123,7 +128,7 @@ def write_config(
         # A retry would hide an error and skew the latency it belongs to.
         "router_settings": {"num_retries": 0},
         "storage": dict(storage),
-        "auth": {"tenants": [{"name": "bench", "api_keys": [TENANT_KEY]}]},
+        "auth": dict(auth or {"tenants": [{"name": "bench", "api_keys": [TENANT_KEY]}]}),
         "policies_dir": str(policies),
     }
     path = workdir / "gateway.yaml"
@@ -150,7 +155,7 @@ async def wait_until_ready(
         if server.process.poll() is not None:
             raise BenchError(
                 f"{server.name} exited with status {server.process.returncode}:\n"
-                f"{_log_tail(server.log_path)}"
+                f"{log_tail(server.log_path)}"
             )
         connection = HttpConnection(HOST, server.port)
         try:
@@ -166,7 +171,7 @@ async def wait_until_ready(
         await asyncio.sleep(0.1)
     raise BenchError(
         f"{server.name} not ready after {timeout_seconds:.0f} s ({last}):\n"
-        f"{_log_tail(server.log_path)}"
+        f"{log_tail(server.log_path)}"
     )
 
 
@@ -183,13 +188,16 @@ async def wait_for_servers(upstream: Server, gateway: Server, gateway_start_seco
 
 
 def start_servers(
-    workdir: Path, storage: Mapping[str, Any], policy: Path | None = None
+    workdir: Path,
+    storage: Mapping[str, Any],
+    policy: Path | None = None,
+    auth: Mapping[str, Any] | None = None,
 ) -> tuple[Server, Server]:
     upstream_port = free_port()
     gateway_port = free_port()
     while gateway_port == upstream_port:
         gateway_port = free_port()
-    config_path = write_config(workdir, upstream_port, storage, policy)
+    config_path = write_config(workdir, upstream_port, storage, policy, auth)
     upstream_log, gateway_log = workdir / "upstream.log", workdir / "gateway.log"
     upstream = Server(
         "fake upstream",
