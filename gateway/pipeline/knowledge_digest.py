@@ -1,0 +1,45 @@
+"""The knowledge digest: what a request answered with tenant knowledge only adds to its
+cache keys (policy `knowledge.cache_answers`).
+
+An answer to a request whose injected block holds only tenant knowledge (no memory of
+the user's, no procedural memory, no task state) depends on the client's request and
+on those items alone, so it may be shared by every request of the tenant given the same
+items. The digest names them: each injected item's id and a hash of its content, in
+the order they were placed. A request whose retrieval picks other items, or the same
+question after an item was replaced, deleted or updated, gets another digest and so
+another exact key and semantic fingerprint: it never meets an answer written with other
+knowledge.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+
+from gateway.knowledge.records import KNOWLEDGE_SOURCE
+from gateway.memory.session import MemoryCandidate
+
+_DIGEST_KIND = b"knowledge-digest-v1"
+
+
+def knowledge_digest(included: Sequence[MemoryCandidate]) -> str:
+    """The digest of the items `included`, in order (ids and content hashes)."""
+    digest = hashlib.sha256(_DIGEST_KIND)
+    for item in included:
+        content = hashlib.sha256(item.content.encode()).hexdigest()
+        # Length-prefixed: no two different lists spell the same bytes.
+        for part in (item.memory_id, content):
+            encoded = part.encode()
+            digest.update(len(encoded).to_bytes(4, "big"))
+            digest.update(encoded)
+    return digest.hexdigest()
+
+
+def shareable_digest(included: Sequence[MemoryCandidate], task_tokens: int) -> str | None:
+    """The digest when what was injected is tenant knowledge only; None when anything
+    personal was (a user memory, a procedural memory, the task's state) or nothing."""
+    if not included or task_tokens > 0:
+        return None
+    if any(item.source != KNOWLEDGE_SOURCE for item in included):
+        return None
+    return knowledge_digest(included)
