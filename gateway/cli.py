@@ -134,6 +134,15 @@ def _eval(args: argparse.Namespace) -> int:
             budgets=args.budgets,
         )
 
+    if args.what == "knowledge-reuse":
+        import shlex
+
+        from gateway_tools.evaluation.knowledge_reuse_run import run_knowledge_reuse_eval
+
+        return run_knowledge_reuse_eval(
+            args.backend, args.output, shlex.join(["gateway", *sys.argv[1:]])
+        )
+
     if args.what == "freshness":
         from gateway_tools.evaluation.freshness import run_freshness_eval
 
@@ -293,6 +302,7 @@ def build_parser() -> argparse.ArgumentParser:
             "prefix",
             "freshness",
             "knowledge",
+            "knowledge-reuse",
         ],
     )
     evaluate.add_argument("--data", help="the shared labeled-data folder (e.g. ../shared/data)")
@@ -338,6 +348,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     evaluate.add_argument(
         "--policy", help="memory: a policy YAML whose memory section to use (default: built-in)"
+    )
+    evaluate.add_argument(
+        "--backend",
+        choices=["embedded", "redis"],
+        default="embedded",
+        help="knowledge-reuse: the storage backend of the gateway measured (default embedded)",
     )
     evaluate.set_defaults(handler=_eval)
 
