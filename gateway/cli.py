@@ -135,13 +135,7 @@ def _eval(args: argparse.Namespace) -> int:
         )
 
     if args.what == "knowledge-reuse":
-        import shlex
-
-        from gateway_tools.evaluation.knowledge_reuse_run import run_knowledge_reuse_eval
-
-        return run_knowledge_reuse_eval(
-            args.backend, args.output, shlex.join(["gateway", *sys.argv[1:]])
-        )
+        return _eval_knowledge_reuse(args)
 
     if args.what == "freshness":
         from gateway_tools.evaluation.freshness import run_freshness_eval
@@ -162,6 +156,15 @@ def _eval(args: argparse.Namespace) -> int:
         ablation=args.ablation,
         target_precision=args.target_precision,
     )
+
+
+def _eval_knowledge_reuse(args: argparse.Namespace) -> int:
+    import shlex
+
+    from gateway_tools.evaluation.knowledge_reuse_run import run_knowledge_reuse_eval
+
+    command_line = shlex.join(["gateway", *sys.argv[1:]])
+    return run_knowledge_reuse_eval(args.backend, args.output, command_line)
 
 
 def _eval_adaptive(args: argparse.Namespace) -> int:

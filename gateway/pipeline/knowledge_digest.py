@@ -9,6 +9,12 @@ the order they were placed. A request whose retrieval picks other items, or the 
 question after an item was replaced, deleted or updated, gets another digest and so
 another exact key and semantic fingerprint: it never meets an answer written with other
 knowledge.
+
+Such a request is given only the best `knowledge.cache_answers_top_n` items (3): the
+first items of a ranking are what a paraphrase of the question retrieves too, its tail
+is not (on the `gateway eval knowledge-reuse` snapshot, 4 of 63 paraphrases were given
+the same 8-10 items as the first wording, 40 the same best 3, 55 the same best one),
+and a digest over a varying tail would make every paraphrase a miss.
 """
 
 from __future__ import annotations
@@ -43,3 +49,11 @@ def shareable_digest(included: Sequence[MemoryCandidate], task_tokens: int) -> s
     if any(item.source != KNOWLEDGE_SOURCE for item in included):
         return None
     return knowledge_digest(included)
+
+
+def for_sharing(candidates: list[MemoryCandidate], top_n: int) -> list[MemoryCandidate]:
+    """The candidates to inject: when all are tenant knowledge (the answer may then be
+    shared), the best `top_n`; otherwise all of them, as ranked."""
+    if any(item.source != KNOWLEDGE_SOURCE for item in candidates):
+        return candidates
+    return candidates[:top_n]

@@ -34,7 +34,7 @@ from gateway.memory.text import dedup_key
 from gateway.memory.tokens import Tokenizers
 from gateway.memory.tool_results import ToolResultShrinker
 from gateway.pipeline.assemble import Inputs, assemble_budgeted, assemble_plain
-from gateway.pipeline.knowledge_digest import shareable_digest
+from gateway.pipeline.knowledge_digest import for_sharing, shareable_digest
 from gateway.pipeline.request import ChatRequest
 from gateway.pipeline.task_state import INJECTED, NO_ROOM, TaskFound, TaskLookup
 from gateway.pipeline.values import MemoryInjection, QueryEmbedding, Timings
@@ -100,6 +100,8 @@ class MemoryStage:
             pinned: list[MemoryCandidate] = []
             if index is not None and policy.procedural_budget_tokens:
                 pinned = [procedural_candidate(record) for record in index.procedural]
+            if request.policy.knowledge.cache_answers and not pinned and draft.task is None:
+                candidates = for_sharing(candidates, request.policy.knowledge.cache_answers_top_n)
             with timings.timed("memory_inject"):
                 injected = await self._inject(request, draft, candidates, pinned)
             if injected:

@@ -14,8 +14,10 @@ written for and whether it was written before the change. A served answer (exact
 semantic hit) is a false reuse when it was written for another question (another topic
 or condition), or, in after_change, before the change.
 
-Run twice: with the default policy (`knowledge.cache_answers: true`) and with
-`knowledge.cache_answers: false` (the baseline: every knowledge answer bypasses).
+Run three times: with the default policy (`knowledge.cache_answers: true`), with
+`knowledge.cache_answers: false` (the baseline: every knowledge answer bypasses), and,
+for reference, with no knowledge at all (what the semantic cache alone reuses of the
+same questions; in it after_change is only a repeat).
 """
 
 from __future__ import annotations
@@ -59,6 +61,8 @@ class SetTally:
     errors: int = 0
     latencies_ms: list[float] = field(default_factory=list)
     reasons: Counter[str] = field(default_factory=Counter)
+    # `x-gateway-similarity` of the semantic misses that had a candidate
+    miss_similarities: list[float] = field(default_factory=list)
 
     def report(self) -> dict[str, Any]:
         reused = self.exact + self.semantic
@@ -75,6 +79,7 @@ class SetTally:
             "p50_ms": _percentile(self.latencies_ms, 50),
             "p95_ms": _percentile(self.latencies_ms, 95),
             "reasons": dict(self.reasons.most_common()),
+            "miss_similarity_p50": _percentile(self.miss_similarities, 50, digits=3),
         }
 
 
@@ -138,6 +143,9 @@ class ReuseRun:
         content = response.json()["choices"][0]["message"].get("content") or ""
         found = _ANSWER_NUMBER.search(content)
         number = int(found.group(1)) if found else -1
+        similarity = response.headers.get("x-gateway-similarity")
+        if layer == "miss" and similarity is not None:
+            tally.miss_similarities.append(float(similarity))
         if layer not in _HIT_LAYERS:
             self._written[number] = _Written(question.qid, not self._changed)
             return
@@ -154,14 +162,15 @@ class ReuseRun:
         return self._changed and question.set_name == "after_change" and written.before_change
 
 
-def measure(base_url: str) -> dict[str, Any]:
-    """The four sets' tallies, against a ready gateway with an empty tenant."""
+def measure(base_url: str, with_knowledge: bool = True) -> dict[str, Any]:
+    """The four sets' tallies, against a ready gateway with an empty tenant; without
+    knowledge (the reference: the semantic cache alone), nothing is loaded or changed."""
     run = ReuseRun(base_url)
     try:
-        items = run.load_snapshot()
-        sets: dict[str, Any] = {}
+        items = run.load_snapshot() if with_knowledge else 0
+        sets: dict[str, Any] = {"changed_items": 0}
         for set_name in SETS:
-            if set_name == "after_change":
+            if set_name == "after_change" and with_knowledge:
                 sets["changed_items"] = run.change_knowledge()
             sets[set_name] = run.ask_set(set_name).report()
         return {"items": items, **sets}
@@ -173,9 +182,9 @@ def _ratio(part: int, whole: int) -> float:
     return round(part / whole, 4) if whole else 0.0
 
 
-def _percentile(values: list[float], percent: int) -> float | None:
+def _percentile(values: list[float], percent: int, digits: int = 1) -> float | None:
     if not values:
         return None
     if len(values) == 1:
-        return round(values[0], 1)
-    return round(statistics.quantiles(values, n=100, method="inclusive")[percent - 1], 1)
+        return round(values[0], digits)
+    return round(statistics.quantiles(values, n=100, method="inclusive")[percent - 1], digits)

@@ -25,7 +25,8 @@ from gateway_tools.bench.report.common import machine, say
 from gateway_tools.evaluation.knowledge_reuse import measure, policy_yaml
 from gateway_tools.evaluation.knowledge_reuse_sets import SETS
 
-MODES = (("cached", True), ("baseline", False))
+# (name, knowledge.cache_answers, knowledge loaded)
+MODES = (("cached", True, True), ("baseline", False, True), ("no_knowledge", True, False))
 
 
 def _start(workdir: Path, storage: dict[str, Any], cache_answers: bool) -> tuple[Server, Server]:
@@ -52,15 +53,16 @@ def _start(workdir: Path, storage: dict[str, Any], cache_answers: bool) -> tuple
     return upstream, Server("gateway", process, gateway_port, gateway_log)
 
 
-def _run_mode(root: Path, backend: str, redis_url: str | None, mode: str, cache: bool) -> Any:
-    workdir = root / mode
+def _run_mode(root: Path, backend: str, redis_url: str | None, mode: tuple[str, bool, bool]) -> Any:
+    name, cache, with_knowledge = mode
+    workdir = root / name
     workdir.mkdir()
     servers: tuple[Server, ...] = ()
     try:
         servers = _start(workdir, storage_config(backend, workdir, redis_url), cache)
         asyncio.run(wait_for_servers(*servers, GATEWAY_START_SECONDS))
-        say(f"{mode}: knowledge.cache_answers {str(cache).lower()}", "knowledge-reuse")
-        return measure(f"http://{HOST}:{servers[1].port}")
+        say(f"{name}: knowledge.cache_answers {str(cache).lower()}", "knowledge-reuse")
+        return measure(f"http://{HOST}:{servers[1].port}", with_knowledge)
     finally:
         for server in reversed(servers):
             stop(server.process)
@@ -75,9 +77,9 @@ def run_knowledge_reuse_eval(backend: str, output: str | None, command_line: str
         root = Path(tmp)
         redis = start_redis(root) if backend == REDIS else None
         try:
-            for mode, cache in MODES:
+            for mode in MODES:
                 url = None if redis is None else redis.url
-                results[mode] = _run_mode(root, backend, url, mode, cache)
+                results[mode[0]] = _run_mode(root, backend, url, mode)
         except BenchError as exc:
             print(f"gateway eval knowledge-reuse: {exc}")
             return 1
@@ -99,21 +101,22 @@ def _gate_holds(results: dict[str, Any]) -> bool:
 
 
 def format_table(results: dict[str, Any]) -> str:
-    cached, baseline = results["cached"], results["baseline"]
+    cached, baseline, plain = results["cached"], results["baseline"], results["no_knowledge"]
     lines = [
         f"backend {results['backend']}; {cached['items']} knowledge items, "
         f"{cached['changed_items']} replaced before after_change",
         "| set | requests | reuse (exact/semantic) | false reuse (rate, 95 % upper) "
-        "| p50 / p95 ms | baseline reuse | baseline p50 / p95 ms |",
+        "| p50 / p95 ms | baseline reuse, p50 / p95 ms | no knowledge: reuse (false) |",
         "|---|---|---|---|---|---|---|",
     ]
     for name in SETS:
-        row, base = cached[name], baseline[name]
+        row, base, ref = cached[name], baseline[name], plain[name]
         lines.append(
             f"| {name} | {row['requests']} | {row['reuse_rate']:.1%} "
             f"({row['exact']}/{row['semantic']}) | {row['false_reuse']} "
             f"({row['false_reuse_rate']:.1%}, {row['false_reuse_wilson95_upper']:.1%}) "
-            f"| {row['p50_ms']} / {row['p95_ms']} | {base['reuse_rate']:.1%} "
-            f"| {base['p50_ms']} / {base['p95_ms']} |"
+            f"| {row['p50_ms']} / {row['p95_ms']} | {base['reuse_rate']:.1%}, "
+            f"{base['p50_ms']} / {base['p95_ms']} "
+            f"| {ref['reuse_rate']:.1%} ({ref['false_reuse']}) |"
         )
     return "\n".join(lines)

@@ -31,7 +31,9 @@ class Topic:
     fact: str  # with {c} (the condition) and {v} (its value)
     values: tuple[str, ...]  # one per condition
     changed: str  # the first condition's value after the change
-    phrasings: tuple[str, ...]  # with {c}; the first is the first_seen wording
+    # With {c}: the first is the first_seen wording, the second a close rewording of it,
+    # the others freer paraphrases.
+    phrasings: tuple[str, ...]
 
 
 _TIER_TOPICS = (
@@ -43,6 +45,7 @@ _TIER_TOPICS = (
         "$15",
         (
             "How much does the {c} tier of Lumen Boards cost per user?",
+            "How much does the {c} tier of Lumen Boards cost for each user?",
             "What is the monthly price per user of the Lumen Boards {c} tier?",
             "What does one user on the {c} tier of Lumen Boards cost each month?",
             "Lumen Boards {c} tier: how much per user per month?",
@@ -56,6 +59,7 @@ _TIER_TOPICS = (
         "100",
         (
             "How many projects can a workspace have on the {c} tier of Lumen Boards?",
+            "How many projects can one workspace have on the {c} tier of Lumen Boards?",
             "What is the project limit of the Lumen Boards {c} tier?",
             "On the {c} tier of Lumen Boards, how many projects may a workspace hold?",
             "Lumen Boards {c} tier: what is the maximum number of projects?",
@@ -69,6 +73,7 @@ _TIER_TOPICS = (
         "250 GB",
         (
             "How much file storage does the {c} tier of Lumen Boards include?",
+            "How much file storage is included in the {c} tier of Lumen Boards?",
             "What storage allowance comes with the Lumen Boards {c} tier?",
             "How many gigabytes of storage does a {c} tier workspace get in Lumen Boards?",
             "Lumen Boards {c} tier: how much storage is included?",
@@ -82,6 +87,7 @@ _TIER_TOPICS = (
         "500",
         (
             "How many members can join a workspace on the {c} tier of Lumen Boards?",
+            "How many members can a workspace on the {c} tier of Lumen Boards have?",
             "What is the member limit of a Lumen Boards {c} tier workspace?",
             "How many people can a {c} tier workspace of Lumen Boards have?",
             "Lumen Boards {c} tier: what is the maximum number of members?",
@@ -95,6 +101,7 @@ _TIER_TOPICS = (
         "chat with a four-hour response",
         (
             "What kind of support does the {c} tier of Lumen Boards get?",
+            "What support does the {c} tier of Lumen Boards get?",
             "Which support channel is available on the Lumen Boards {c} tier?",
             "How do {c} tier customers of Lumen Boards reach support?",
             "Lumen Boards {c} tier: what support is included?",
@@ -108,6 +115,7 @@ _TIER_TOPICS = (
         "1,200",
         (
             "What is the API rate limit on the {c} tier of Lumen Boards?",
+            "What is the rate limit of the API on the {c} tier of Lumen Boards?",
             "How many API requests per minute does the Lumen Boards {c} tier allow?",
             "How fast may I call the Lumen Boards API on the {c} tier?",
             "Lumen Boards {c} tier: how many API calls per minute?",
@@ -121,6 +129,7 @@ _TIER_TOPICS = (
         "Google and Microsoft sign-in",
         (
             "Does the {c} tier of Lumen Boards support single sign-on?",
+            "Does the Lumen Boards {c} tier support single sign-on?",
             "Is SSO available on the Lumen Boards {c} tier?",
             "Can I use single sign-on with the {c} tier of Lumen Boards?",
             "Lumen Boards {c} tier: is there SSO?",
@@ -134,6 +143,7 @@ _TIER_TOPICS = (
         "1 year",
         (
             "How long are audit logs kept on the {c} tier of Lumen Boards?",
+            "How long does the {c} tier of Lumen Boards keep audit logs?",
             "What is the audit log retention of the Lumen Boards {c} tier?",
             "For how long does the {c} tier of Lumen Boards retain audit logs?",
             "Lumen Boards {c} tier: how long is the audit log history?",
@@ -147,6 +157,7 @@ _TIER_TOPICS = (
         "50",
         (
             "How many guests can a workspace invite on the {c} tier of Lumen Boards?",
+            "How many guests may a workspace invite on the {c} tier of Lumen Boards?",
             "What is the guest limit of the Lumen Boards {c} tier?",
             "How many outside guests may a {c} tier workspace of Lumen Boards invite?",
             "Lumen Boards {c} tier: how many guests are allowed?",
@@ -160,6 +171,7 @@ _TIER_TOPICS = (
         "21 days",
         (
             "How long is the free trial of the {c} tier of Lumen Boards?",
+            "How long does the free trial of the {c} tier of Lumen Boards last?",
             "What is the trial period of the Lumen Boards {c} tier?",
             "For how many days can I try the {c} tier of Lumen Boards for free?",
             "Lumen Boards {c} tier: how long does the trial last?",
@@ -176,6 +188,7 @@ _VERSION_TOPICS = (
         "XML files",
         (
             "Which export formats does Lumen Boards {c} support?",
+            "Which export formats are supported by Lumen Boards {c}?",
             "In what format does Lumen Boards {c} export a board?",
             "What file types can I export boards to in Lumen Boards {c}?",
             "Lumen Boards {c}: how are boards exported?",
@@ -189,6 +202,7 @@ _VERSION_TOPICS = (
         "read-only for seven days",
         (
             "Does Lumen Boards {c} work offline?",
+            "Does Lumen Boards {c} work when offline?",
             "Can I use Lumen Boards {c} without an internet connection?",
             "What does offline mode do in Lumen Boards {c}?",
             "Lumen Boards {c}: is there an offline mode?",
@@ -202,6 +216,7 @@ _VERSION_TOPICS = (
         "5 times over two hours",
         (
             "How does Lumen Boards {c} retry failed webhooks?",
+            "How are failed webhooks retried by Lumen Boards {c}?",
             "How many times does Lumen Boards {c} retry a webhook that failed?",
             "What happens to a failed webhook delivery in Lumen Boards {c}?",
             "Lumen Boards {c}: what is the webhook retry policy?",
@@ -215,6 +230,7 @@ _VERSION_TOPICS = (
         "prefix matching",
         (
             "What search syntax does Lumen Boards {c} support?",
+            "Which search syntax is supported by Lumen Boards {c}?",
             "Which search operators can I use in Lumen Boards {c}?",
             "How powerful is search in Lumen Boards {c}?",
             "Lumen Boards {c}: what does the search support?",
@@ -228,6 +244,7 @@ _VERSION_TOPICS = (
         "keeps the first save",
         (
             "How does Lumen Boards {c} handle two people editing the same card?",
+            "How does Lumen Boards {c} deal with two people editing the same card?",
             "What happens in Lumen Boards {c} when two users edit one card at once?",
             "How are edit conflicts on a card resolved in Lumen Boards {c}?",
             "Lumen Boards {c}: what about simultaneous edits of a card?",
@@ -241,6 +258,7 @@ _VERSION_TOPICS = (
         "25 MB",
         (
             "What is the maximum attachment size in Lumen Boards {c}?",
+            "What is the largest attachment size in Lumen Boards {c}?",
             "How large can a file attachment be in Lumen Boards {c}?",
             "What is the biggest file I can attach to a card in Lumen Boards {c}?",
             "Lumen Boards {c}: how big may attachments be?",
@@ -254,6 +272,7 @@ _VERSION_TOPICS = (
         "the board owner's time zone",
         (
             "Which time zone does Lumen Boards {c} show due dates in?",
+            "In which time zone does Lumen Boards {c} show due dates?",
             "In what time zone are due dates displayed in Lumen Boards {c}?",
             "How does Lumen Boards {c} handle time zones for due dates?",
             "Lumen Boards {c}: what time zone are due dates in?",
@@ -270,6 +289,7 @@ _CUSTOMER_TOPICS = (
         "1 April",
         (
             "When does the Lumen Boards contract of {c} renew?",
+            "When is the Lumen Boards contract of {c} renewed?",
             "What is the renewal date of the {c} contract for Lumen Boards?",
             "On which date is the Lumen Boards contract with {c} up for renewal?",
             "{c} and Lumen Boards: when is the contract renewal?",
@@ -283,6 +303,7 @@ _CUSTOMER_TOPICS = (
         "12 percent",
         (
             "What discount does {c} get on Lumen Boards?",
+            "Which discount does {c} get on Lumen Boards?",
             "How much of a discount was negotiated for {c} on Lumen Boards?",
             "Which price reduction does {c} have for Lumen Boards?",
             "{c} and Lumen Boards: what is the discount?",
@@ -296,6 +317,7 @@ _CUSTOMER_TOPICS = (
         "99.8 percent",
         (
             "What uptime does Lumen Boards guarantee to {c}?",
+            "What uptime is guaranteed by Lumen Boards to {c}?",
             "What is the Lumen Boards SLA uptime for {c}?",
             "Which availability commitment does Lumen Boards have with {c}?",
             "{c} and Lumen Boards: what uptime is promised?",
@@ -309,6 +331,7 @@ _CUSTOMER_TOPICS = (
         "Elena Costa",
         (
             "Who is the Lumen Boards account manager of {c}?",
+            "Who is the account manager of {c} at Lumen Boards?",
             "Which account manager looks after {c} at Lumen Boards?",
             "Who manages the {c} account at Lumen Boards?",
             "{c} and Lumen Boards: who is the account manager?",

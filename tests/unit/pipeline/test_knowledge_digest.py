@@ -5,7 +5,7 @@ from __future__ import annotations
 from gateway.auth import Principal
 from gateway.knowledge.records import KNOWLEDGE_SOURCE
 from gateway.memory.session import MemoryCandidate, Origin
-from gateway.pipeline.knowledge_digest import knowledge_digest, shareable_digest
+from gateway.pipeline.knowledge_digest import for_sharing, knowledge_digest, shareable_digest
 from gateway.pipeline.request import ChatRequest
 from gateway.policy.models import Policy
 
@@ -40,9 +40,7 @@ def test_the_digest_names_the_items_their_content_and_their_order() -> None:
 
 
 def test_only_a_knowledge_only_injection_is_shareable() -> None:
-    assert shareable_digest([PRO, ENTERPRISE], task_tokens=0) == knowledge_digest(
-        [PRO, ENTERPRISE]
-    )
+    assert shareable_digest([PRO, ENTERPRISE], task_tokens=0) == knowledge_digest([PRO, ENTERPRISE])
     memory = _item("m1", "Alice is allergic to penicillin.", source="memory")
     assert shareable_digest([PRO, memory], task_tokens=0) is None
     assert shareable_digest([PRO], task_tokens=12) is None
@@ -70,3 +68,11 @@ def test_the_digest_gives_the_request_keys_of_its_own() -> None:
     assert "knowledge" not in plain.cache_namespace()
     assert with_pro.cache_namespace()["knowledge"] == knowledge_digest([PRO])
     assert with_pro.started_at == plain.started_at and with_pro.turn == plain.turn
+
+
+def test_a_knowledge_only_injection_is_cut_to_the_best_items() -> None:
+    third = _item("k3", "The Free tier allows 3 projects.")
+    assert for_sharing([PRO, ENTERPRISE, third], top_n=2) == [PRO, ENTERPRISE]
+    # With a memory among them the answer is not shared: nothing is cut.
+    memory = _item("m1", "Alice is on the Pro tier.", source="memory")
+    assert for_sharing([PRO, memory, third], top_n=1) == [PRO, memory, third]
