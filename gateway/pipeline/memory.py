@@ -74,9 +74,11 @@ class MemoryStage:
         request: ChatRequest,
         timings: Timings,
         embedding: QueryEmbedding | None = None,
+        may_share: bool = False,
     ) -> MemoryInjection:
         """What to inject for this request's user; `embedding`: the ask's, when the
-        semantic stage made it already."""
+        semantic stage made it already; `may_share`: the request is still cacheable
+        (before the lookups), so that tenant knowledge alone keeps it so."""
         policy = request.policy.memory
         wants_memory = policy.enabled and bool(request.user)
         # Tenant knowledge applies to requests without a user too.
@@ -100,8 +102,9 @@ class MemoryStage:
             pinned: list[MemoryCandidate] = []
             if index is not None and policy.procedural_budget_tokens:
                 pinned = [procedural_candidate(record) for record in index.procedural]
-            if request.policy.knowledge.cache_answers and not pinned and draft.task is None:
-                candidates = for_sharing(candidates, request.policy.knowledge.cache_answers_top_n)
+            knowledge_policy = request.policy.knowledge
+            if may_share and knowledge_policy.cache_answers and not pinned and draft.task is None:
+                candidates = for_sharing(candidates, knowledge_policy.cache_answers_top_n)
             with timings.timed("memory_inject"):
                 injected = await self._inject(request, draft, candidates, pinned)
             if injected:

@@ -125,7 +125,7 @@ class ChatPipeline:
         memory_done = False
         if builder.cacheable and await self._memory_before_lookup(request):
             memory_done = True
-            await self._inject_memory(builder)
+            await self._inject_memory(builder, may_share=True)
             if builder.memory.tokens > 0:
                 exact_read = self._keyed_by_knowledge(builder, exact_read)
                 request = builder.request
@@ -191,11 +191,13 @@ class ChatPipeline:
         builder.request = builder.request.with_knowledge(digest)
         return self._layers.start_exact_read(builder.request)
 
-    async def _inject_memory(self, builder: DecisionBuilder) -> None:
+    async def _inject_memory(self, builder: DecisionBuilder, may_share: bool = False) -> None:
         with builder.timings.timed("memory"):
             if self._memory is not None:
                 builder.injected(
-                    await self._memory.run(builder.request, builder.timings, builder.embedding)
+                    await self._memory.run(
+                        builder.request, builder.timings, builder.embedding, may_share
+                    )
                 )
 
     @staticmethod

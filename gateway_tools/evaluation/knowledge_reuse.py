@@ -61,8 +61,6 @@ class SetTally:
     errors: int = 0
     latencies_ms: list[float] = field(default_factory=list)
     reasons: Counter[str] = field(default_factory=Counter)
-    # `x-gateway-similarity` of the semantic misses that had a candidate
-    miss_similarities: list[float] = field(default_factory=list)
 
     def report(self) -> dict[str, Any]:
         reused = self.exact + self.semantic
@@ -79,7 +77,6 @@ class SetTally:
             "p50_ms": _percentile(self.latencies_ms, 50),
             "p95_ms": _percentile(self.latencies_ms, 95),
             "reasons": dict(self.reasons.most_common()),
-            "miss_similarity_p50": _percentile(self.miss_similarities, 50, digits=3),
         }
 
 
@@ -143,9 +140,6 @@ class ReuseRun:
         content = response.json()["choices"][0]["message"].get("content") or ""
         found = _ANSWER_NUMBER.search(content)
         number = int(found.group(1)) if found else -1
-        similarity = response.headers.get("x-gateway-similarity")
-        if layer == "miss" and similarity is not None:
-            tally.miss_similarities.append(float(similarity))
         if layer not in _HIT_LAYERS:
             self._written[number] = _Written(question.qid, not self._changed)
             return
