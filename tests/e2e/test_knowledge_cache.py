@@ -8,6 +8,7 @@ tenant's knowledge."""
 from __future__ import annotations
 
 import random
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -141,3 +142,22 @@ def test_cache_answers_false_keeps_every_knowledge_answer_out_of_the_cache(
     for _ in range(2):
         assert _ask(gateway, question)[:2] == ("bypass", "memory_personalized")
     assert fact in _block_sent(upstream, question)
+
+
+def test_concurrent_identical_requests_with_the_same_knowledge_share_one_call(
+    gateway: RunningGateway, upstream: FakeUpstream
+) -> None:
+    plan = _plan()
+    fact = f"The {plan} plan includes a dedicated onboarding call."
+    _knowledge(gateway, "POST", json={"items": [{"content": fact}]})
+    question = f"Does the {plan} plan include an onboarding call? [[sleep:0.5]]"
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        results = list(pool.map(lambda _: _ask(gateway, question), range(4)))
+    assert len({answer for _, _, answer in results}) == 1
+    asked = [
+        b
+        for b in upstream.log.chat_bodies
+        if any(m.get("content") == question for m in b["messages"])
+    ]
+    # One upstream call (the leader's, knowledge included); the others waited for it.
+    assert len(asked) == 1 and fact in _block_sent(upstream, question)
