@@ -4,11 +4,11 @@ cache keys (policy `knowledge.cache_answers`).
 An answer to a request whose injected block holds only tenant knowledge (no memory of
 the user's, no procedural memory, no task state) depends on the client's request and
 on those items alone, so it may be shared by every request of the tenant given the same
-items. The digest names them: each injected item's id and a hash of its content, in
-the order they were placed. A request whose retrieval picks other items, or the same
-question after an item was replaced, deleted or updated, gets another digest and so
-another exact key and semantic fingerprint: it never meets an answer written with other
-knowledge.
+items. The digest names them: each injected item's id, a hash of its content and its
+origin (the label its line carries), in the order they were placed. A request whose
+retrieval picks other items, or the same question after an item was replaced, deleted
+or updated, gets another digest and so another exact key and semantic fingerprint: it
+never meets an answer written with other knowledge.
 
 Such a request is given only the best `knowledge.cache_answers_top_n` items (3): the
 first items of a ranking are what a paraphrase of the question retrieves too, its tail
@@ -29,12 +29,13 @@ _DIGEST_KIND = b"knowledge-digest-v1"
 
 
 def knowledge_digest(included: Sequence[MemoryCandidate]) -> str:
-    """The digest of the items `included`, in order (ids and content hashes)."""
+    """The digest of the items `included`, in order: ids, content hashes, and where each
+    came from (this turn or a session's cache: the line's label in the block)."""
     digest = hashlib.sha256(_DIGEST_KIND)
     for item in included:
         content = hashlib.sha256(item.content.encode()).hexdigest()
         # Length-prefixed: no two different lists spell the same bytes.
-        for part in (item.memory_id, content):
+        for part in (item.memory_id, content, item.origin.value):
             encoded = part.encode()
             digest.update(len(encoded).to_bytes(4, "big"))
             digest.update(encoded)

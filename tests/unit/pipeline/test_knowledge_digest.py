@@ -22,6 +22,10 @@ def _item(item_id: str, content: str, source: str = KNOWLEDGE_SOURCE) -> MemoryC
     )
 
 
+def _fields(item: MemoryCandidate) -> dict[str, object]:
+    return {name: getattr(item, name) for name in MemoryCandidate.__dataclass_fields__}
+
+
 PRO = _item("k1", "The Pro tier allows 50 projects.")
 ENTERPRISE = _item("k2", "The Enterprise tier allows unlimited projects.")
 
@@ -35,6 +39,9 @@ def test_the_digest_names_the_items_their_content_and_their_order() -> None:
     # (a replaced document), are other knowledge.
     assert digest != knowledge_digest([_item("k1", "The Pro tier allows 80 projects."), ENTERPRISE])
     assert digest != knowledge_digest([_item("k9", PRO.content), ENTERPRISE])
+    # The same item from a session's cache is labelled otherwise in the block.
+    from_session = MemoryCandidate(**{**_fields(PRO), "origin": Origin.SESSION})
+    assert knowledge_digest([from_session, ENTERPRISE]) != digest
     # No two lists spell the same bytes.
     assert knowledge_digest([_item("ab", "c")]) != knowledge_digest([_item("a", "bc")])
 
