@@ -140,6 +140,9 @@ def _eval(args: argparse.Namespace) -> int:
             budgets=args.budgets,
         )
 
+    if args.what == "knowledge-reuse":
+        return _eval_knowledge_reuse(args)
+
     if args.what == "freshness":
         from gateway_tools.evaluation.freshness import run_freshness_eval
 
@@ -159,6 +162,15 @@ def _eval(args: argparse.Namespace) -> int:
         ablation=args.ablation,
         target_precision=args.target_precision,
     )
+
+
+def _eval_knowledge_reuse(args: argparse.Namespace) -> int:
+    import shlex
+
+    from gateway_tools.evaluation.knowledge_reuse_run import run_knowledge_reuse_eval
+
+    command_line = shlex.join(["gateway", *sys.argv[1:]])
+    return run_knowledge_reuse_eval(args.backend, args.output, command_line)
 
 
 def _eval_adaptive(args: argparse.Namespace) -> int:
@@ -303,6 +315,7 @@ def build_parser() -> argparse.ArgumentParser:
             "prefix",
             "freshness",
             "knowledge",
+            "knowledge-reuse",
         ],
     )
     evaluate.add_argument("--data", help="the shared labeled-data folder (e.g. ../shared/data)")
@@ -348,6 +361,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     evaluate.add_argument(
         "--policy", help="memory: a policy YAML whose memory section to use (default: built-in)"
+    )
+    evaluate.add_argument(
+        "--backend",
+        choices=["embedded", "redis"],
+        default="embedded",
+        help="knowledge-reuse: the storage backend of the gateway measured (default embedded)",
     )
     evaluate.set_defaults(handler=_eval)
 

@@ -319,7 +319,8 @@ def _should_store(
         builder.cacheable
         and not target.cache_control.no_store
         # An answer written with this user's memories in the prompt is about this
-        # user: it never goes into the shared cache.
-        and builder.memory.tokens == 0
+        # user: it never goes into the shared cache. One written with tenant knowledge
+        # alone is stored under keys naming those items (`knowledge_digest.py`).
+        and (builder.memory.tokens == 0 or target.knowledge_digest is not None)
         and finished_normally(completion, target.policy.cacheable_finish_reasons)
     )

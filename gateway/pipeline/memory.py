@@ -1,5 +1,6 @@
 """Memory stage, on every forwarded request (cache miss or bypass): retrieve the user's
-memories for the last user turn, merge them with the session's knowledge cache, read
+memories and the tenant's knowledge (a request without a user gets the knowledge alone)
+for the last user turn, merge them with the session's knowledge cache, read
 the task the request names (`x-gateway-task`), and inject them as reference-data
 messages within the token budget (`assemble.py`; with policy `working_memory` on, the
 conversation is also fitted to the context window).
@@ -7,7 +8,9 @@ conversation is also fitted to the context window).
 Runs before the cache lookups when the policy lets injected memory bypass the shared
 cache (`memory.bypass_cache_when_injected`, the default: the lookups then run only
 when nothing was injected, so they see the request as the client sent it), else after
-them. Fails open: if anything here fails, the request is forwarded without memory.
+them; a block of tenant knowledge alone names its items (`knowledge_digest.py`) so
+that the request may stay cacheable under keys of its own. Fails open: if anything
+here fails, the request is forwarded without memory.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from gateway.memory.text import dedup_key
 from gateway.memory.tokens import Tokenizers
 from gateway.memory.tool_results import ToolResultShrinker
 from gateway.pipeline.assemble import Inputs, assemble_budgeted, assemble_plain
+from gateway.pipeline.knowledge_digest import for_sharing, shareable_digest
 from gateway.pipeline.request import ChatRequest
 from gateway.pipeline.task_state import INJECTED, NO_ROOM, TaskFound, TaskLookup
 from gateway.pipeline.values import MemoryInjection, QueryEmbedding, Timings
@@ -70,12 +74,18 @@ class MemoryStage:
         request: ChatRequest,
         timings: Timings,
         embedding: QueryEmbedding | None = None,
+        may_share: bool = False,
     ) -> MemoryInjection:
         """What to inject for this request's user; `embedding`: the ask's, when the
-        semantic stage made it already."""
+        semantic stage made it already; `may_share`: the request is still cacheable
+        (before the lookups), so that tenant knowledge alone keeps it so."""
         policy = request.policy.memory
         wants_memory = policy.enabled and bool(request.user)
-        if not (wants_memory or request.task or request.policy.working_memory.enabled):
+        # Tenant knowledge applies to requests without a user too.
+        wants_knowledge = policy.enabled and self._wants_knowledge(request)
+        if not (
+            wants_memory or wants_knowledge or request.task or request.policy.working_memory.enabled
+        ):
             return MemoryInjection(query_embedding=embedding)
         draft = _Draft(embedding)
         try:
@@ -86,10 +96,15 @@ class MemoryStage:
                 assert request.user is not None
                 scope = MemoryScope(request.tenant, request.user, request.namespace)
                 candidates, index = await self._retrieve(request, timings, draft, policy, scope)
+            elif wants_knowledge:
+                candidates = await self._retrieve_knowledge(request, timings, draft, policy)
             # Procedural memories are never ranked: every current one goes first, in order.
             pinned: list[MemoryCandidate] = []
             if index is not None and policy.procedural_budget_tokens:
                 pinned = [procedural_candidate(record) for record in index.procedural]
+            knowledge_policy = request.policy.knowledge
+            if may_share and knowledge_policy.cache_answers and not pinned and draft.task is None:
+                candidates = for_sharing(candidates, knowledge_policy.cache_answers_top_n)
             with timings.timed("memory_inject"):
                 injected = await self._inject(request, draft, candidates, pinned)
             if injected:
@@ -110,6 +125,43 @@ class MemoryStage:
             )
             draft.note = "memory_unavailable"
         return draft.injection()
+
+    async def runs_before_lookup(self, request: ChatRequest) -> bool:
+        """Whether this request's memory stage runs before the cache lookups: when the
+        policy keeps injected answers out of the shared cache
+        (`memory.bypass_cache_when_injected`) and something may be injected: the user's
+        memories, or the tenant's knowledge (a request without a user gets it too: one
+        version read tells whether the tenant has any, the scope's index is cached)."""
+        policy = request.policy.memory
+        if not (policy.enabled and policy.bypass_cache_when_injected):
+            return False
+        if request.user:
+            return True
+        if not self._wants_knowledge(request):
+            return False
+        try:
+            index = await self._knowledge_index(request)
+        except Exception:
+            # The stage itself then meets the failure and applies `failure.memory`.
+            return True
+        return index is not None and index.size > 0
+
+    def _wants_knowledge(self, request: ChatRequest) -> bool:
+        return self._knowledge is not None and request.policy.knowledge.enabled
+
+    async def _retrieve_knowledge(
+        self, request: ChatRequest, timings: Timings, draft: _Draft, policy: MemoryPolicy
+    ) -> list[MemoryCandidate]:
+        """A request without a user: the tenant's knowledge alone, best first (no
+        session cache: that is kept per user)."""
+        query = request.key_text
+        with timings.timed("memory_retrieve"):
+            index = await self._knowledge_index(request)
+            if not query or index is None or not index.size:
+                return []
+            vector = await self._query_vector(request, draft, query, policy)
+            knowledge = await self._search_knowledge(request, query, vector, index)
+        return this_turn([], knowledge)[: policy.session.inject_top_n]
 
     async def _retrieve(
         self,
@@ -237,6 +289,8 @@ class MemoryStage:
             draft.body = {**request.body, "messages": assembled.messages}
         draft.tokens = assembled.task_tokens + assembled.memory_tokens
         draft.items = len(assembled.included)
+        if request.policy.knowledge.cache_answers:
+            draft.knowledge_digest = shareable_digest(assembled.included, assembled.task_tokens)
         # Knowledge items are shared by the tenant: their use is not counted per item.
         return [c.memory_id for c in assembled.included if c.source != KNOWLEDGE_SOURCE]
 
@@ -278,6 +332,7 @@ class _Draft:
     task: TaskFound | None = None
     dropped: int | None = None
     truncated: int = 0
+    knowledge_digest: str | None = None
 
     def injection(self) -> MemoryInjection:
         return MemoryInjection(
@@ -289,6 +344,7 @@ class _Draft:
             task_outcome=None if self.task is None else self.task.outcome,
             dropped_messages=self.dropped,
             truncated_tool_results=self.truncated,
+            knowledge_digest=self.knowledge_digest,
         )
 
 

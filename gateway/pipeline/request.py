@@ -58,6 +58,10 @@ class ChatRequest:
     namespace: str | None = None
     # `x-gateway-task`: the task whose state is injected (exact key, see task_state.py)
     task: str | None = None
+    # The digest of the tenant knowledge injected into a request that stays cacheable
+    # (`knowledge_digest.py`): part of its cache namespace, so that an answer is shared
+    # only by requests given the same items. None: no knowledge-only injection.
+    knowledge_digest: str | None = None
     started_at: float = field(default_factory=time.perf_counter)
     _derived: _Derived = field(init=False, repr=False, compare=False)
 
@@ -83,8 +87,12 @@ class ChatRequest:
 
     def cache_namespace(self) -> dict[str, str]:
         """What, besides the request, separates cache entries: the policy's version and
-        declared versions, and the client's `x-gateway-namespace`."""
-        return {**self.policy.cache_namespace(), "namespace": self.namespace or ""}
+        declared versions, the client's `x-gateway-namespace`, and the digest of the
+        knowledge injected when it is all that was (absent otherwise: keys unchanged)."""
+        namespace = {**self.policy.cache_namespace(), "namespace": self.namespace or ""}
+        if self.knowledge_digest is not None:
+            namespace["knowledge"] = self.knowledge_digest
+        return namespace
 
     # --- the last user turn, parsed once -----------------------------------------------
 
@@ -164,6 +172,14 @@ class ChatRequest:
         # `_derived` is not an init field: `replace` gives the copy a memo of its own.
         other = dataclasses.replace(self, model=model, policy=policy)
         other._derived.turn = self._derived.turn
+        return other
+
+    def with_knowledge(self, digest: str) -> ChatRequest:
+        """This request as one answered with the knowledge whose digest is `digest`:
+        its own cache keys, the same parsed turn and memory text."""
+        other = dataclasses.replace(self, knowledge_digest=digest)
+        other._derived.turn = self._derived.turn
+        other._derived.key_text = self._derived.key_text
         return other
 
     def elapsed_ms(self) -> float:

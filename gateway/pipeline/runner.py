@@ -4,9 +4,11 @@
 
 Each stage returns a value (`values.py`); the runner notes them in one
 `DecisionBuilder` and hands the `Decision` on with the answer. Memory runs once:
-before the lookups for a request with a user (policy `memory.bypass_cache_when_injected`,
-the default), where an injected block makes it skip the shared cache
-(`memory_personalized`); otherwise after them, on a miss.
+before the lookups for a request with a user or of a tenant with knowledge (policy
+`memory.bypass_cache_when_injected`, the default), where an injected block makes it skip
+the shared cache (`memory_personalized`), unless the block holds tenant knowledge only:
+the request then stays cacheable under keys that name the injected items (policy
+`knowledge.cache_answers`, `knowledge_digest.py`); otherwise after them, on a miss.
 
 A cache hit ends the run early. Forwarding, the store and everything after the response
 are in `after_send.py`.
@@ -123,11 +125,12 @@ class ChatPipeline:
             _abandon(exact_read)
             raise
         memory_done = False
-        if builder.cacheable and self._memory_before_lookup(request):
+        if builder.cacheable and await self._memory_before_lookup(request):
             memory_done = True
-            await self._inject_memory(builder)
+            await self._inject_memory(builder, may_share=True)
             if builder.memory.tokens > 0:
-                builder.bypass(Reason.MEMORY_PERSONALIZED)
+                exact_read = self._keyed_by_knowledge(builder, exact_read)
+                request = builder.request
         if builder.cacheable:
             hit = await self._lookup(builder, exact_read)
             if hit is not None:
@@ -171,33 +174,44 @@ class ChatPipeline:
             builder.missed(found)
         return None
 
-    def _memory_before_lookup(self, request: ChatRequest) -> bool:
+    async def _memory_before_lookup(self, request: ChatRequest) -> bool:
         """Memory first when it may personalise the answer: the shared cache is then
-        used only if nothing of this user's was injected."""
-        policy = request.policy.memory
-        return (
-            self._memory is not None
-            and policy.enabled
-            and policy.bypass_cache_when_injected
-            and bool(request.user)
-        )
+        used only if nothing of this user's was injected, or only tenant knowledge."""
+        return self._memory is not None and await self._memory.runs_before_lookup(request)
 
-    async def _inject_memory(self, builder: DecisionBuilder) -> None:
+    def _keyed_by_knowledge(
+        self, builder: DecisionBuilder, exact_read: ExactRead | None
+    ) -> ExactRead | None:
+        """After an injection before the lookups: a knowledge-only one keeps the request
+        cacheable under keys that name the injected items (`knowledge_digest.py`), read
+        afresh; anything personal bypasses the shared cache."""
+        digest = builder.memory.knowledge_digest
+        _abandon(exact_read)
+        if digest is None:
+            builder.bypass(Reason.MEMORY_PERSONALIZED)
+            return None
+        builder.request = builder.request.with_knowledge(digest)
+        return self._layers.start_exact_read(builder.request)
+
+    async def _inject_memory(self, builder: DecisionBuilder, may_share: bool = False) -> None:
         with builder.timings.timed("memory"):
             if self._memory is not None:
                 builder.injected(
-                    await self._memory.run(builder.request, builder.timings, builder.embedding)
+                    await self._memory.run(
+                        builder.request, builder.timings, builder.embedding, may_share
+                    )
                 )
 
     @staticmethod
     def _coalescible(builder: DecisionBuilder) -> bool:
         """Only requests whose answer anyone asking the same may get: cacheable, sent
-        unchanged (no user memory injected), and not opted out by the client."""
+        unchanged (no user memory injected) or with the tenant knowledge their key names
+        (the same items, the same forwarded body), and not opted out by the client."""
         request = builder.request
         return (
             builder.cacheable
             and request.policy.single_flight.enabled
-            and builder.memory.tokens == 0
+            and (builder.memory.tokens == 0 or request.knowledge_digest is not None)
             and not request.cache_control.no_cache
             and not request.cache_control.no_store
             # A follower on another replica polls the exact cache, where the entry

@@ -103,6 +103,9 @@ class MemoryInjection:
     # The working-memory budget (policy `working_memory`); None: it was off
     dropped_messages: int | None = None
     truncated_tool_results: int = 0
+    # Set when only tenant knowledge was injected and the policy lets such answers be
+    # shared (`knowledge_digest.py`); None otherwise.
+    knowledge_digest: str | None = None
 
 
 NO_MEMORY = MemoryInjection()

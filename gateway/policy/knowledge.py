@@ -45,6 +45,15 @@ class KnowledgePolicy(StrictModel):
     # 10: at the default 512-token budget, knowledge alone recalls as much LoCoMo
     # evidence as memories at their 15 (README, "Knowledge and memories together").
     retrieve_top_k: int = Field(default=10, ge=1, le=100)
+    # With `memory.bypass_cache_when_injected` (the default): a request into which only
+    # tenant knowledge was injected stays cacheable, keyed by the digest of the items
+    # injected (README, "Knowledge and the cache"). false: any injected knowledge
+    # bypasses the shared cache, like a user's memories (`memory_personalized`).
+    cache_answers: bool = True
+    # With `cache_answers`: how many knowledge items (best first) a request given
+    # knowledge alone is sent, so that paraphrases of a question are given the same
+    # items and share one answer (more: more context, fewer reuses).
+    cache_answers_top_n: int = Field(default=3, ge=1, le=100)
     # Who may add and delete: only admin keys (naming the tenant with
     # `x-gateway-tenant`), or also the tenant's own keys.
     writers: Literal["admin", "any_key"] = "admin"
