@@ -159,7 +159,7 @@ class MemoryStage:
             index = await self._knowledge_index(request)
             if not query or index is None or not index.size:
                 return []
-            vector = await self._query_vector(request, draft, query, policy)
+            vector = await self._query_vector(request, timings, draft, query, policy)
             knowledge = await self._search_knowledge(request, query, vector, index)
         return this_turn([], knowledge)[: policy.session.inject_top_n]
 
