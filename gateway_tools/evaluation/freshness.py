@@ -36,6 +36,7 @@ from gateway.embed.protocol import Embedder
 from gateway.knowledge.records import KnowledgeScope
 from gateway.knowledge.service import KnowledgeBatch, KnowledgeService, NewKnowledge
 from gateway.memory.inject import is_memory_block
+from gateway.memory.lifecycle import MemoryLifecycle
 from gateway.memory.limits import ModelLimits
 from gateway.memory.records import MemoryScope
 from gateway.memory.service import MemoryService, NewMemory
@@ -172,10 +173,18 @@ async def _one_change(
     user, session = f"user-{step % USERS}", f"session-{step % USERS}"
     old_place, new_place = rng.sample(_PLACES, 2)
     old, new = _fact(team, old_place), _fact(team, new_place)
-    kind = rng.choice(["knowledge_update", "knowledge_delete", "document_delete", "memory_delete"])
+    kind = rng.choice(
+        [
+            "knowledge_update",
+            "knowledge_delete",
+            "document_delete",
+            "memory_delete",
+            "memory_update",
+        ]
+    )
     knowledge_policy = POLICY.knowledge
     document = f"doc-{step}"
-    if kind == "memory_delete":
+    if kind in ("memory_delete", "memory_update"):
         scope = MemoryScope(TENANT, user)
         (stored,) = await writer.memory.add(scope, [NewMemory(content=old)], POLICY.memory)
     else:
@@ -185,6 +194,9 @@ async def _one_change(
         tally.warm_injected += 1
     if kind == "memory_delete":
         await writer.memory.delete(TENANT, stored.id)
+    elif kind == "memory_update":
+        # PATCH /v1/memories/{id}: a new version supersedes the old one.
+        await MemoryLifecycle(writer.memory).revise(stored, NewMemory(content=new), POLICY.memory)
     elif kind == "knowledge_update":
         batch = KnowledgeBatch(KnowledgeScope(TENANT), text=new, document_id=document)
         await writer.knowledge.add(batch, knowledge_policy)
@@ -197,7 +209,7 @@ async def _one_change(
     follow_up = await _ask(reader, f"ok, go on ({step})", user, session)
     if old in after or old in follow_up:
         tally.stale[kind] += 1
-    if kind == "knowledge_update" and new in after:
+    if kind in ("knowledge_update", "memory_update") and new in after:
         tally.new_injected += 1
 
 

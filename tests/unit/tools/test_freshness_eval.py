@@ -16,9 +16,11 @@ async def test_no_old_content_is_injected_after_a_change() -> None:
         "knowledge_delete",
         "document_delete",
         "memory_delete",
+        "memory_update",
     }
     # The check has power: the old content was injected before each change...
     assert result["asked_before_change_and_injected"] == 24
     # ...and never after, while an update's new text is.
     assert result["stale_injections"] == 0
-    assert result["updates_injecting_the_new_text"] == result["changes"]["knowledge_update"]
+    updates = result["changes"]["knowledge_update"] + result["changes"]["memory_update"]
+    assert result["updates_injecting_the_new_text"] == updates
