@@ -31,8 +31,7 @@ class MemoryRankingPolicy(StrictModel):
     stale_factor: float = Field(default=0.0, ge=0, le=1)
     # On the calibrated relevance scale: memories with under a 0.5 % chance of being
     # evidence for the turn are not injected. Low on purpose: the token budget bounds
-    # the block. LoCoMo evidence recall at 512 tokens (README, "Memory recall
-    # (LoCoMo)"): floor 0 71.0 %, 0.005 70.3 %, 0.01 69.3 %, 0.02 and up less.
+    # the block (docs/measurements.md#memory-retrieval-score-floor).
     min_score: float = Field(default=0.005, ge=0, le=1)
 
     @model_validator(mode="after")
