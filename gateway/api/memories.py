@@ -27,11 +27,10 @@ from gateway.api.scope import (
     bound_user,
     checked_identifier,
     memory_user,
+    request_tenant,
     scope_header,
 )
-from gateway.auth import Principal
 from gateway.errors import (
-    Forbidden,
     IdempotencyKeyReused,
     InvalidRequest,
     MemoryLimitReached,
@@ -76,21 +75,6 @@ async def _store_errors() -> AsyncIterator[None]:
         raise StoreUnavailableResponse("The memory store is unavailable; retry shortly.") from None
 
 
-def _tenant(request: Request, principal: Principal) -> str:
-    asked = request.headers.get(TENANT_HEADER) or request.query_params.get("tenant")
-    if principal.is_admin:
-        if not asked:
-            raise InvalidRequest(
-                f"Admin keys must name the tenant with '{TENANT_HEADER}'.",
-                param=TENANT_HEADER,
-                code="tenant_required",
-            )
-        return checked_identifier(asked, TENANT_HEADER)
-    if asked and asked != principal.tenant:
-        raise Forbidden("This API key cannot act for another tenant.")
-    return principal.tenant
-
-
 def _required_user(user: str | None) -> str:
     if user is None:
         raise InvalidRequest(
@@ -112,7 +96,7 @@ def _service(services: Services) -> MemoryService:
 @router.post("/v1/memories", status_code=201)
 async def create_memories(request: Request, services: AppServices) -> Response:
     principal = await authenticate(request, services)
-    tenant = _tenant(request, principal)
+    tenant = request_tenant(request, principal)
     idempotency_key = _idempotency_key(request)
     raw = await read_body(request, services.config.server.max_request_bytes)
     batch = _parse_create(raw)
@@ -280,7 +264,7 @@ def new_memory(item: MemoryIn) -> NewMemory:
 @router.get("/v1/memories")
 async def list_memories(request: Request, services: AppServices) -> Response:
     principal = await authenticate(request, services)
-    tenant = _tenant(request, principal)
+    tenant = request_tenant(request, principal)
     user = memory_user(request, request.query_params.get("user"), principal)
     if not principal.is_admin:
         user = _required_user(user)
@@ -338,7 +322,7 @@ def _list_filter(request: Request) -> RecordFilter:
 
 async def _owned(request: Request, services: Services, memory_id: str) -> MemoryRecord:
     principal = await authenticate(request, services)
-    tenant = _tenant(request, principal)
+    tenant = request_tenant(request, principal)
     user = memory_user(request, request.query_params.get("user"), principal)
     if not principal.is_admin:
         user = _required_user(user)
@@ -368,7 +352,7 @@ async def delete_memory(request: Request, services: AppServices, memory_id: str)
 @router.post("/v1/memories/search")
 async def search_memories(request: Request, services: AppServices) -> Response:
     principal = await authenticate(request, services)
-    tenant = _tenant(request, principal)
+    tenant = request_tenant(request, principal)
     raw = await read_body(request, services.config.server.max_request_bytes)
     parsed = parse_body(raw, MemorySearchIn)[1]
     user = _required_user(memory_user(request, parsed.user, principal))

@@ -27,7 +27,6 @@ from gateway.api.memories import (
     _policy,
     _required_user,
     _store_errors,
-    _tenant,
     kind_param,
     new_memory,
     superseded_error,
@@ -40,7 +39,13 @@ from gateway.api.memory_lifecycle_schemas import (
 )
 from gateway.api.responses import JSON_MEDIA_TYPE, json_response
 from gateway.api.schemas import parse_body
-from gateway.api.scope import NAMESPACE_HEADER, checked_identifier, memory_user, scope_header
+from gateway.api.scope import (
+    NAMESPACE_HEADER,
+    checked_identifier,
+    memory_user,
+    request_tenant,
+    scope_header,
+)
 from gateway.errors import InvalidRequest, MemoryLimitReached, MemoryRejectedResponse
 from gateway.memory.lifecycle import MemoryLifecycle
 from gateway.memory.records import MemoryRecord, MemoryScope, parse_time
@@ -60,7 +65,7 @@ def _lifecycle(services: Services) -> MemoryLifecycle:
 async def _scope(request: Request, services: Services) -> MemoryScope:
     """The caller's tenant and one user (admin keys name both), the namespace if given."""
     principal = await authenticate(request, services)
-    tenant = _tenant(request, principal)
+    tenant = request_tenant(request, principal)
     user = _required_user(memory_user(request, request.query_params.get("user"), principal))
     namespace = request.query_params.get("namespace") or scope_header(request, NAMESPACE_HEADER)
     if namespace is not None:

@@ -16,10 +16,9 @@ from dataclasses import replace
 from fastapi import APIRouter, Request, Response
 
 from gateway.api.deps import AppServices, authenticate, read_body
-from gateway.api.memories import _tenant as acting_tenant
 from gateway.api.responses import json_response
 from gateway.api.schemas import parse_body
-from gateway.api.scope import memory_user
+from gateway.api.scope import memory_user, request_tenant
 from gateway.api.task_schemas import TaskIn, TaskPatchIn, size_problem
 from gateway.auth import Principal
 from gateway.errors import GatewayError, InvalidRequest, StoreUnavailableResponse
@@ -60,7 +59,7 @@ class _Scope:
     def __init__(
         self, request: Request, services: Services, principal: Principal, body_user: object
     ) -> None:
-        self.tenant = acting_tenant(request, principal)
+        self.tenant = request_tenant(request, principal)
         user = memory_user(request, body_user or request.query_params.get("user"), principal)
         if user is None:
             raise InvalidRequest(

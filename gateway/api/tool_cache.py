@@ -16,14 +16,11 @@ from fastapi import APIRouter, Request, Response
 
 from gateway.api.cache_headers import request_cache_control
 from gateway.api.deps import AppServices, authenticate, read_body
-from gateway.api.memories import TENANT_HEADER
 from gateway.api.responses import json_response
 from gateway.api.schemas import parse_body
-from gateway.api.scope import NAMESPACE_HEADER, checked_identifier, scope_header
+from gateway.api.scope import NAMESPACE_HEADER, checked_identifier, request_tenant, scope_header
 from gateway.api.tool_cache_schemas import DeleteIn, LookupIn, PutIn, ToolCallIn
-from gateway.auth import Principal
 from gateway.errors import (
-    Forbidden,
     InvalidRequest,
     StoreUnavailableResponse,
     ToolCacheDisabled,
@@ -51,21 +48,6 @@ CACHE_HEADER = "x-gateway-cache"
 KEY_HEADER = "x-gateway-tool-cache-key"
 
 
-def _tenant(request: Request, principal: Principal) -> str:
-    asked = request.headers.get(TENANT_HEADER)
-    if principal.is_admin:
-        if not asked:
-            raise InvalidRequest(
-                f"Admin keys must name the tenant with '{TENANT_HEADER}'.",
-                param=TENANT_HEADER,
-                code="tenant_required",
-            )
-        return checked_identifier(asked, TENANT_HEADER)
-    if asked and asked != principal.tenant:
-        raise Forbidden("This API key cannot act for another tenant.")
-    return principal.tenant
-
-
 def _namespace(request: Request, body_namespace: str | None) -> str | None:
     header = scope_header(request, NAMESPACE_HEADER)
     if body_namespace is not None:
@@ -89,7 +71,7 @@ def _policy(services: Services, tenant: str) -> ToolCachePolicy:
 async def _parsed(
     request: Request, services: Services, schema: type[Any]
 ) -> tuple[str, dict[str, Any], Any]:
-    tenant = _tenant(request, await authenticate(request, services))
+    tenant = request_tenant(request, await authenticate(request, services))
     raw = await read_body(request, services.config.server.max_request_bytes)
     body, model = parse_body(raw, schema)
     return tenant, body, model

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gateway.storage.embedded.database import SQLiteDatabase
+from gateway.storage.embedded.database import OwnedDatabase, SQLiteDatabase
 from gateway.storage.protocols import Counters
 
 ADAPTIVE_SCHEMA = """
@@ -30,10 +30,9 @@ CREATE TABLE IF NOT EXISTS adaptive_counters (
 """
 
 
-class SQLiteAdaptiveStore:
+class SQLiteAdaptiveStore(OwnedDatabase):
     def __init__(self, database: SQLiteDatabase) -> None:
         self._db = database
-        self._closed = False
 
     @classmethod
     async def open(cls, data_dir: Path) -> SQLiteAdaptiveStore:
@@ -77,8 +76,3 @@ class SQLiteAdaptiveStore:
             return counters
 
         return await self._db.run(_load)
-
-    async def close(self) -> None:
-        if not self._closed:  # closing twice is harmless
-            self._closed = True
-            await self._db.close()

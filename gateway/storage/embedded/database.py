@@ -112,3 +112,19 @@ def transaction(connection: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
         connection.execute("ROLLBACK")
         raise
     connection.execute("COMMIT")
+
+
+class OwnedDatabase:
+    """For a store that owns one SQLite database: `/readyz` pings it and `close` closes
+    it, once (closing twice is harmless)."""
+
+    _db: SQLiteDatabase
+    _closed: bool = False
+
+    async def ping(self) -> bool:
+        return await self._db.ping()
+
+    async def close(self) -> None:
+        if not self._closed:
+            self._closed = True
+            await self._db.close()

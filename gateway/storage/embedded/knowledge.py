@@ -14,7 +14,7 @@ import orjson
 
 from gateway.knowledge.records import KnowledgeRecord, KnowledgeScope
 from gateway.storage.agent_protocols import KnowledgePage
-from gateway.storage.embedded.database import SQLiteDatabase, transaction
+from gateway.storage.embedded.database import OwnedDatabase, SQLiteDatabase, transaction
 from gateway.storage.protocols import QuotaExceeded
 from gateway.storage.serialise import vector_from_bytes, vector_to_bytes
 
@@ -57,12 +57,11 @@ def _count(connection: sqlite3.Connection, tenant: str) -> int:
     return int(row.fetchone()[0])
 
 
-class SQLiteKnowledgeStore:
+class SQLiteKnowledgeStore(OwnedDatabase):
     """`KnowledgeStore` on its own SQLite database."""
 
     def __init__(self, database: SQLiteDatabase) -> None:
         self._db = database
-        self._closed = False
 
     @classmethod
     async def open(cls, data_dir: Path) -> SQLiteKnowledgeStore:
@@ -205,11 +204,3 @@ class SQLiteKnowledgeStore:
 
     async def count(self, tenant: str) -> int:
         return await self._db.run(lambda: _count(self._db.connection, tenant))
-
-    async def ping(self) -> bool:
-        return await self._db.ping()
-
-    async def close(self) -> None:
-        if not self._closed:  # closing twice is harmless
-            self._closed = True
-            await self._db.close()

@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from gateway.storage.embedded.database import SQLiteDatabase
+from gateway.storage.embedded.database import OwnedDatabase, SQLiteDatabase
 from gateway.storage.protocols import StoredResponse
 from gateway.storage.serialise import decode_stored_response, encode_stored_response
 
@@ -31,13 +31,12 @@ CREATE INDEX IF NOT EXISTS responses_expiry ON responses (expires_at);
 """
 
 
-class SQLiteResponseStore:
+class SQLiteResponseStore(OwnedDatabase):
     """`ResponseStore` on its own SQLite database."""
 
     def __init__(self, database: SQLiteDatabase, clock: Callable[[], float] = time.time) -> None:
         self._db = database
         self._clock = clock
-        self._closed = False
 
     @classmethod
     async def open(
@@ -98,11 +97,3 @@ class SQLiteResponseStore:
             return max(0, cursor.rowcount)
 
         return await self._db.run(_sweep)
-
-    async def ping(self) -> bool:
-        return await self._db.ping()
-
-    async def close(self) -> None:
-        if not self._closed:  # closing twice is harmless
-            self._closed = True
-            await self._db.close()

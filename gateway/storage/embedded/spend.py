@@ -11,7 +11,7 @@ from pathlib import Path
 
 from gateway.spend.periods import MAX_RANGE_DAYS, utc_date
 from gateway.spend.records import SpendRow
-from gateway.storage.embedded.database import SQLiteDatabase, transaction
+from gateway.storage.embedded.database import OwnedDatabase, SQLiteDatabase, transaction
 
 SPEND_SCHEMA = """
 CREATE TABLE IF NOT EXISTS spend (
@@ -39,11 +39,10 @@ _UPSERT = (
 )
 
 
-class SQLiteSpendStore:
+class SQLiteSpendStore(OwnedDatabase):
     def __init__(self, database: SQLiteDatabase, clock: Callable[[], float] = time.time) -> None:
         self._db = database
         self._clock = clock
-        self._closed = False
 
     @classmethod
     async def open(cls, data_dir: Path, clock: Callable[[], float] = time.time) -> SQLiteSpendStore:
@@ -110,11 +109,3 @@ class SQLiteSpendStore:
             return max(0, cursor.rowcount)
 
         return await self._db.run(_sweep)
-
-    async def ping(self) -> bool:
-        return await self._db.ping()
-
-    async def close(self) -> None:
-        if not self._closed:  # closing twice is harmless
-            self._closed = True
-            await self._db.close()

@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from gateway.storage.agent_protocols import TaskCreated
-from gateway.storage.embedded.database import SQLiteDatabase, transaction
+from gateway.storage.embedded.database import OwnedDatabase, SQLiteDatabase, transaction
 from gateway.tasks.records import TaskRecord, TaskStatus, task_from_json, task_to_json
 
 TASKS_SCHEMA = """
@@ -25,12 +25,11 @@ CREATE TABLE IF NOT EXISTS tasks (
 """
 
 
-class SQLiteTaskStore:
+class SQLiteTaskStore(OwnedDatabase):
     """`TaskStore` on its own SQLite database."""
 
     def __init__(self, database: SQLiteDatabase) -> None:
         self._db = database
-        self._closed = False
 
     @classmethod
     async def open(cls, data_dir: Path) -> SQLiteTaskStore:
@@ -127,11 +126,3 @@ class SQLiteTaskStore:
             return [bytes(row[0]) for row in rows.fetchall()]
 
         return [task_from_json(tenant, user, raw) for raw in await self._db.run(_list)]
-
-    async def ping(self) -> bool:
-        return await self._db.ping()
-
-    async def close(self) -> None:
-        if not self._closed:  # closing twice is harmless
-            self._closed = True
-            await self._db.close()

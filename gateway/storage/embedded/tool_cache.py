@@ -15,7 +15,7 @@ from pathlib import Path
 from gateway.cache.eviction import CapacityLedger
 from gateway.cache.limits import StoreLimits
 from gateway.storage.embedded.budget import TableBudget, sweep_in_steps
-from gateway.storage.embedded.database import SQLiteDatabase, transaction
+from gateway.storage.embedded.database import OwnedDatabase, SQLiteDatabase, transaction
 from gateway.toolcache.records import ToolCacheEntry, ToolCacheFilter
 
 TOOL_CACHE_SCHEMA = """
@@ -42,7 +42,7 @@ CREATE INDEX IF NOT EXISTS tool_cache_tool ON tool_cache (tenant, tool, target);
 _COLUMNS = "key, tenant, namespace, tool, method, target, result, stored_at, expires_at"
 
 
-class SQLiteToolCache:
+class SQLiteToolCache(OwnedDatabase):
     """`ToolCacheStore` on its own SQLite database."""
 
     def __init__(
@@ -55,7 +55,6 @@ class SQLiteToolCache:
         self._db = database
         self._clock = clock
         self._budget = TableBudget("tool_cache", "tool_cache", limits, ledger)
-        self._closed = False
 
     @classmethod
     async def open(
@@ -183,14 +182,6 @@ class SQLiteToolCache:
             return self._budget.sweep_step(self._db.connection, now)
 
         return await sweep_in_steps(lambda: self._db.run(_step))
-
-    async def ping(self) -> bool:
-        return await self._db.ping()
-
-    async def close(self) -> None:
-        if not self._closed:  # closing twice is harmless
-            self._closed = True
-            await self._db.close()
 
 
 def _filter_clauses(tool_filter: ToolCacheFilter) -> tuple[list[str], list[object]]:
