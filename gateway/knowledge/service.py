@@ -26,8 +26,7 @@ from gateway.knowledge.records import (
 from gateway.memory.guard import GuardVerdict, inspect_memory_content
 from gateway.memory.records import Vector
 from gateway.memory.retrieval import ScopeIndex, ScoredMemory, TermCache, rank
-from gateway.memory.service import INDEX_IN_THREAD_ABOVE_RECORDS, RANK_IN_THREAD_ABOVE_RECORDS
-from gateway.memory.text import dedup_key
+from gateway.memory.service import INDEX_IN_THREAD_ABOVE_RECORDS, ranked_once_per_text
 from gateway.policy.knowledge import KnowledgePolicy
 from gateway.policy.memory import MemoryRankingPolicy
 from gateway.storage.agent_protocols import KnowledgeStore
@@ -205,15 +204,4 @@ class KnowledgeService:
         ranking_call = functools.partial(
             rank, index, query, query_vector, self._clock(), ranking, top_k=top_k * 2
         )
-        if index.size > RANK_IN_THREAD_ABOVE_RECORDS:
-            ranked = await asyncio.to_thread(ranking_call)
-        else:
-            ranked = ranking_call()
-        seen: set[str] = set()
-        unique: list[ScoredMemory] = []
-        for scored in ranked:
-            key = dedup_key(scored.record.content)
-            if key not in seen:
-                seen.add(key)
-                unique.append(scored)
-        return unique[:top_k]
+        return await ranked_once_per_text(ranking_call, index.size, top_k)

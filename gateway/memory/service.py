@@ -306,18 +306,7 @@ class MemoryService:
             mode=mode,
             relevance_model=self._relevance,
         )
-        if index.size > RANK_IN_THREAD_ABOVE_RECORDS:
-            ranked = await asyncio.to_thread(ranking)
-        else:
-            ranked = ranking()
-        seen: set[str] = set()
-        unique: list[ScoredMemory] = []
-        for scored in ranked:
-            key = dedup_key(scored.record.content)
-            if key not in seen:
-                seen.add(key)
-                unique.append(scored)
-        return unique[:top_k]
+        return await ranked_once_per_text(ranking, index.size, top_k)
 
     async def delete(self, tenant: str, memory_id: str) -> bool:
         """Delete a memory and every copy of it in its user's session caches."""
@@ -388,3 +377,21 @@ class MemoryService:
 
     async def touch(self, tenant: str, memory_ids: Sequence[str]) -> None:
         await self.store.touch(tenant, memory_ids, self._clock())
+
+
+async def ranked_once_per_text(
+    ranking: Callable[[], list[ScoredMemory]], scope_size: int, top_k: int
+) -> list[ScoredMemory]:
+    """Runs `ranking` (in a worker thread for a large scope) and keeps the best `top_k`,
+    one per distinct text (the best-scored copy): what memory and knowledge search share."""
+    ranked = (
+        await asyncio.to_thread(ranking) if scope_size > RANK_IN_THREAD_ABOVE_RECORDS else ranking()
+    )
+    seen: set[str] = set()
+    unique: list[ScoredMemory] = []
+    for scored in ranked:
+        key = dedup_key(scored.record.content)
+        if key not in seen:
+            seen.add(key)
+            unique.append(scored)
+    return unique[:top_k]

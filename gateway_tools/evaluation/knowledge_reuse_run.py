@@ -10,16 +10,14 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from gateway.testing.threaded_server import free_port
 from gateway_tools.bench.constants import EMBEDDED, GATEWAY_START_SECONDS, HOST, REDIS, BenchError
 from gateway_tools.bench.processes import (
     Server,
-    spawn,
     start_redis,
+    start_servers,
     stop,
     storage_config,
     wait_for_servers,
-    write_config,
 )
 from gateway_tools.bench.report.common import machine, say
 from gateway_tools.evaluation.knowledge_reuse import measure, policy_yaml
@@ -30,27 +28,9 @@ MODES = (("cached", True, True), ("baseline", False, True), ("no_knowledge", Tru
 
 
 def _start(workdir: Path, storage: dict[str, Any], cache_answers: bool) -> tuple[Server, Server]:
-    upstream_port, gateway_port = free_port(), free_port()
-    while gateway_port == upstream_port:
-        gateway_port = free_port()
-    config_path = write_config(workdir, upstream_port, storage)
-    (workdir / "policies" / "default.yaml").write_text(policy_yaml(cache_answers))
-    upstream_log, gateway_log = workdir / "upstream.log", workdir / "gateway.log"
-    upstream = Server(
-        "fake upstream",
-        spawn(["-m", "gateway.testing.fake_upstream", "--port", str(upstream_port)], upstream_log),
-        upstream_port,
-        upstream_log,
-    )
-    try:
-        process = spawn(
-            ["-m", "gateway", "serve", "--config", str(config_path), "--port", str(gateway_port)],
-            gateway_log,
-        )
-    except BaseException:
-        stop(upstream.process)
-        raise
-    return upstream, Server("gateway", process, gateway_port, gateway_log)
+    policy = workdir.parent / f"{workdir.name}-policy.yaml"
+    policy.write_text(policy_yaml(cache_answers))
+    return start_servers(workdir, storage, policy)
 
 
 def _run_mode(root: Path, backend: str, redis_url: str | None, mode: tuple[str, bool, bool]) -> Any:
