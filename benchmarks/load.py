@@ -1,6 +1,8 @@
 """Load benchmark: the gateway vs the upstream called directly vs the LiteLLM proxy.
 
     python benchmarks/load.py [--duration 10] [--rounds 3] [--output load.json]
+        [--markdown-out block.md]
+    python benchmarks/load.py --render-readme load.json [--readme README.md]
 
 One run on this machine, every server a separate process on loopback:
 
@@ -22,9 +24,16 @@ that drift of the machine does not always favour the same target. Before each ph
 Per phase: req/s, p50/p99 latency, errors, answers from an unexpected cache layer (the
 gateway's `x-gateway-cache`, the proxy's `x-litellm-cache-key`), the share of cache hits,
 and from /proc: CPU seconds of the server, of its fake upstream and (gateway-redis) of
-Redis, and the server's peak RSS during the phase. Prints one markdown table at the end
-(progress goes to stderr) and, with --output, the same as JSON. Exits 1 if any request
-failed or was answered from an unexpected layer.
+Redis, and the server's peak RSS during the phase. Prints one report at the end
+(progress goes to stderr): per workload, concurrency and target, req/s and p50/p99
+against the LiteLLM proxy and against the upstream floor, CPU per request of the server
+and (separately) of its upstream and Redis, and the verdicts against the targets of
+issue 21 (`gateway_tools.bench.report.load_verdicts`). With --output the same as JSON;
+with --markdown-out the README's block. Exits 1 if any request failed or was answered
+from an unexpected layer (not for a target missed: the verdicts say that).
+
+--render-readme reads such a JSON and replaces the README's block between
+`<!-- load-benchmark:start -->` and `<!-- load-benchmark:end -->` (nothing is measured).
 """
 
 from __future__ import annotations
@@ -40,6 +49,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from gateway.testing.redis_server import RedisServer
 from gateway_tools.bench.constants import (
     CHAT_PATH,
@@ -48,7 +59,6 @@ from gateway_tools.bench.constants import (
     UPSTREAM_START_SECONDS,
     BenchError,
 )
-from gateway_tools.bench.formatting import fmt_counts
 from gateway_tools.bench.phases import PhaseStats, closed_loop, prime
 from gateway_tools.bench.processes import Server, start_redis, stop, wait_until_ready
 from gateway_tools.bench.procstats import MIB, ProcessProbe, child_pid_with, machine_busy_seconds
@@ -61,16 +71,20 @@ from gateway_tools.bench.prompts import (
     chat_body,
     request_source,
 )
-from gateway_tools.bench.report import machine, machine_line, say, write_json
-from gateway_tools.bench.report.load import (
-    Usage,
-    add_litellm_ratios,
-    combine_rounds,
-    comparison,
-    phase_row,
-    summary_lines,
-    table,
+from gateway_tools.bench.report import machine, say, write_json
+from gateway_tools.bench.report.load import Usage, combine_rounds, phase_row
+from gateway_tools.bench.report.load_render import (
+    DEFAULT_CONCURRENCY,
+    DEFAULT_WARMUP_SECONDS,
+    DEFAULT_WORKLOADS,
+    derive,
+    notes,
+    readme_block,
+    regenerate_readme,
+    render,
+    store_failures,
 )
+from gateway_tools.bench.report.readme_block import MarkersError
 from gateway_tools.bench.runner import storage_state
 from gateway_tools.bench.targets import (
     GATEWAY,
@@ -88,6 +102,7 @@ from gateway_tools.bench.targets import (
 # (gateway: spaCy, the sentence encoder; proxy: litellm) while the others do.
 START_SECONDS = 180.0
 FRESH_PROMPTS = 30_000  # new prompts per run (per target); MissPrompts holds ~34,000
+README = Path(__file__).resolve().parents[1] / "README.md"
 
 
 @dataclass(slots=True)
@@ -305,24 +320,20 @@ async def run(plan: Plan, names: Sequence[str], workdir: Path, hot: int) -> dict
             state["prompt_lists_started_over"] = cursors[target.name].wraps
     finally:
         deployment.stop()
-    return _result(plan, names, deployment, rows, targets, bank)
+    return _result(plan, deployment, rows, targets, bank)
 
 
 def _result(
     plan: Plan,
-    names: Sequence[str],
     deployment: Deployment,
     rows: list[dict[str, Any]],
     targets: dict[str, dict[str, Any]],
     bank: PromptBank,
 ) -> dict[str, Any]:
-    add_litellm_ratios(rows)
-    gateways = [n for n in names if n.startswith("gateway-")]
-    workloads = [w.name for w in plan.workloads]
-    has_litellm = "litellm-proxy" in names
-    return {
+    info = machine()
+    result = {
         "benchmark": "load",
-        "machine": machine(),
+        "machine": info,
         "client": CLIENT_NAME,
         "settings": {
             "duration_seconds": plan.duration,
@@ -340,69 +351,12 @@ def _result(
             t.name: {"kind": t.kind, "backend": t.backend, **targets[t.name]}
             for t in deployment.targets
         },
-        "notes": notes(rows, plan.duration),
+        "notes": notes(rows, plan.duration, info["cpu_count"]),
         "rows": rows,
-        "comparison": comparison(rows, gateways, workloads) if has_litellm else {},
         "ok": all(r["errors"] == 0 and r["unexpected_layer"] == 0 for r in rows)
         and not store_failures(targets),
     }
-
-
-def store_failures(targets: dict[str, dict[str, Any]]) -> dict[str, int]:
-    """Redis operations that failed during the run, per gateway (none: not listed)."""
-    failures = {}
-    for name, state in targets.items():
-        start, end = state.get("storage_at_start"), state.get("storage_at_end")
-        if start and end and "failures_total" in end:
-            count = int(end["failures_total"]) - int(start.get("failures_total", 0))
-            if count:
-                failures[name] = count
-    return failures
-
-
-def notes(rows: Sequence[dict[str, Any]], duration: float) -> list[str]:
-    cpus = machine()["cpu_count"]
-    other = [r["other_cpu_seconds"] / duration for r in rows if r["other_cpu_seconds"] is not None]
-    busy = sum(other) / len(other) if other else 0.0
-    return [
-        f"other work on the machine used {busy:.2f} of its {cpus} CPUs on average during the "
-        'phases ("other CPU s": all CPU time of the machine minus the target\'s server, '
-        "upstream, Redis and the client)",
-        f"machine: {cpus} CPUs, shared by the load client, the server under test, its fake "
-        "upstream and (gateway-redis) Redis: every number is bounded by that, not by one "
-        'server alone; the CPU columns say where the time went, "other CPU s" being '
-        "everything else on the machine (idle targets, and any unrelated work running at "
-        "the same time: a test suite there skews the phase it overlaps)",
-        "every server is one process (the proxy runs one uvicorn worker, its default); the "
-        "gateway and the proxy both log at warning level, without access log",
-        "LiteLLM proxy: in-memory cache of 200 entries, oldest evicted first (litellm's "
-        "fixed default): in the mix, repeats whose question was evicted are misses, "
-        "counted in its cache-hit share and not as unexpected",
-        "× LiteLLM: the row's req/s over the LiteLLM proxy's in the same workload and "
-        "concurrency; peak RSS: the server process's VmHWM, reset before each phase",
-        "with --rounds N: each row is the round with the median req/s (errors summed over "
-        "all rounds; every round's req/s, p50 and p99 are in the JSON output under `rounds`)",
-    ]
-
-
-def render(result: dict[str, Any], names: Sequence[str]) -> str:
-    settings = result["settings"]
-    lines = [
-        "## load benchmark: gateway vs upstream vs LiteLLM proxy",
-        "",
-        machine_line(result["machine"]),
-        f"client: {result['client']}; closed loop, {settings['duration_seconds']} s per "
-        f"phase after {settings['warmup_seconds']} s of warm-up; seed {settings['seed']}",
-        *(f"{name}: {text}" for name, text in settings["workloads"].items()),
-        "",
-        *table(result["rows"], list(settings["workloads"]), names),
-        "",
-        *(f"note: {n}" for n in result["notes"]),
-        f"Redis operations that failed during the run (gateway /readyz): "
-        f"{fmt_counts(store_failures(result['targets']))}",
-        *summary_lines(result),
-    ]
-    return "\n".join(lines)
+    return derive(result)
 
 
 def _failures(result: dict[str, Any]) -> list[str]:
@@ -433,19 +387,34 @@ def _list(text: str, allowed: Sequence[str], what: str) -> list[str]:
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--duration", type=float, default=10.0, help="seconds per phase")
-    parser.add_argument("--warmup", type=float, default=1.0, help="unmeasured seconds first")
+    parser.add_argument(
+        "--warmup", type=float, default=DEFAULT_WARMUP_SECONDS, help="unmeasured seconds first"
+    )
     parser.add_argument(
         "--rounds",
         type=int,
         default=1,
         help="measure every phase this many times, targets taking turns; report the median",
     )
-    parser.add_argument("--concurrency", default="1,16,64", help="comma list")
-    parser.add_argument("--workloads", default="exact,miss,mix", help="comma list")
+    parser.add_argument("--concurrency", default=DEFAULT_CONCURRENCY, help="comma list")
+    parser.add_argument("--workloads", default=DEFAULT_WORKLOADS, help="comma list")
     parser.add_argument("--targets", default=",".join(TARGET_NAMES), help="comma list")
     parser.add_argument("--hot", type=int, default=100, help="questions the repeats use")
     parser.add_argument("--seed", type=int, help="prompt seed (default: a new one)")
     parser.add_argument("--output", help="also write the results as JSON to this path")
+    parser.add_argument(
+        "--markdown-out", help="also write the README's load-benchmark block to this path"
+    )
+    parser.add_argument(
+        "--render-readme",
+        metavar="RESULT_JSON",
+        help="measure nothing: replace the README's load-benchmark block with this result's",
+    )
+    parser.add_argument(
+        "--readme",
+        default=str(README),
+        help="the README --render-readme rewrites (default: the repository's)",
+    )
     return parser.parse_args(argv)
 
 
@@ -459,8 +428,21 @@ def _run_async(coroutine: Coroutine[Any, Any, dict[str, Any]]) -> dict[str, Any]
         return runner.run(coroutine)
 
 
+def render_readme(result_path: str, readme: str) -> int:
+    """The README's block regenerated from a `--output` JSON of an earlier run."""
+    try:
+        changed = regenerate_readme(result_path, readme)
+    except (OSError, orjson.JSONDecodeError, KeyError, MarkersError) as exc:
+        print(f"load.py: --render-readme: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 1
+    say(f"{readme}: load-benchmark block {'replaced' if changed else 'already up to date'}")
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
+    if args.render_readme:
+        return render_readme(args.render_readme, args.readme)
     names = [n for n in TARGET_NAMES if n in _list(args.targets, TARGET_NAMES, "targets")]
     plan = Plan(
         workloads=[WORKLOADS[w] for w in _list(args.workloads, list(WORKLOADS), "workloads")],
@@ -484,9 +466,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         except KeyboardInterrupt:
             print("load.py: interrupted", file=sys.stderr)
             return 130
-    print(render(result, names), flush=True)
+    print(render(result), flush=True)
     if args.output:
         write_json(args.output, result)
+    if args.markdown_out:
+        Path(args.markdown_out).write_text(readme_block(result), encoding="utf-8")
+        say(f"README block written to {args.markdown_out}")
     for failure in _failures(result):
         print(f"FAIL: {failure}", file=sys.stderr)
     return 0 if result["ok"] else 1

@@ -1,18 +1,20 @@
-"""The load benchmark's rows, its markdown table and the gateway/LiteLLM comparison."""
+"""The load benchmark's rows: one per phase (and target), and one of several rounds.
+
+What is derived from them is in `load_ratios` and `load_verdicts`; the tables and the
+report in `load_tables` and `load_render`.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from gateway_tools.bench.formatting import fmt, ranked_counts
+from gateway_tools.bench.formatting import ranked_counts
 from gateway_tools.bench.phases import PhaseStats
 from gateway_tools.bench.procstats import MIB
 from gateway_tools.bench.report.common import percentiles
 from gateway_tools.bench.targets import Target
-
-LITELLM_NAME = "litellm-proxy"
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,109 +96,3 @@ def combine_rounds(rounds: Sequence[dict[str, Any]]) -> dict[str, Any]:
         for r in rounds
     ]
     return row
-
-
-def _index(rows: Iterable[Mapping[str, Any]]) -> dict[tuple[str, int, str], Mapping[str, Any]]:
-    return {(r["workload"], r["concurrency"], r["target"]): r for r in rows}
-
-
-def add_litellm_ratios(rows: Sequence[dict[str, Any]]) -> None:
-    """Each row's req/s over the LiteLLM proxy's in the same workload and concurrency."""
-    by_key = _index(rows)
-    for row in rows:
-        base = by_key.get((row["workload"], row["concurrency"], LITELLM_NAME))
-        row["rps_vs_litellm"] = (
-            round(row["rps"] / base["rps"], 2) if base is not None and base["rps"] else None
-        )
-
-
-def comparison(
-    rows: Sequence[Mapping[str, Any]], gateways: Sequence[str], workloads: Sequence[str]
-) -> dict[str, Any]:
-    """Per gateway backend and workload: faster than the proxy at every concurrency
-    (more req/s AND a lower p50)? And the exact-hit req/s ratio at concurrency 16."""
-    by_key = _index(rows)
-    result: dict[str, Any] = {}
-    for gateway in gateways:
-        per_workload: dict[str, Any] = {}
-        for workload in workloads:
-            pairs = [
-                (row, by_key.get((workload, row["concurrency"], LITELLM_NAME)))
-                for (w, _, name), row in by_key.items()
-                if w == workload and name == gateway
-            ]
-            verdicts = [_faster(g, lite) for g, lite in pairs if lite is not None]
-            per_workload[workload] = all(verdicts) if verdicts else None
-        exact16 = by_key.get(("exact", 16, gateway))
-        result[gateway] = {
-            "faster_than_litellm": per_workload,
-            "exact_c16_rps_ratio": exact16.get("rps_vs_litellm") if exact16 else None,
-        }
-    return result
-
-
-def _faster(gateway: Mapping[str, Any], litellm: Mapping[str, Any]) -> bool:
-    g50, l50 = gateway["latency_ms"]["p50"], litellm["latency_ms"]["p50"]
-    return bool(
-        gateway["rps"] > litellm["rps"] and g50 is not None and l50 is not None and g50 < l50
-    )
-
-
-_HEADER = (
-    "| workload | c | target | req/s | × LiteLLM | p50 ms | p99 ms | errors | unexpected layer "
-    "| cache hits | server CPU s | CPU ms/req | peak RSS MiB | upstream CPU s | redis CPU s "
-    "| client CPU s | other CPU s |"
-)
-_RULE = "|---|--:|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|"
-
-
-def _percent(value: float | None) -> str:
-    return "—" if value is None else f"{value * 100:.0f} %"
-
-
-def _ratio(value: float | None, digits: int = 1) -> str:
-    return "—" if value is None else f"{value:.{digits}f}×"
-
-
-def _cell(value: Any, suffix: str = "") -> str:
-    return "—" if value is None else fmt(value, suffix)
-
-
-def table(
-    rows: Sequence[Mapping[str, Any]], workloads: Sequence[str], targets: Sequence[str]
-) -> list[str]:
-    """One row per (workload, concurrency, target), in the order of the arguments."""
-    workload_rank = {name: i for i, name in enumerate(workloads)}
-    target_rank = {name: i for i, name in enumerate(targets)}
-
-    def position(row: Mapping[str, Any]) -> tuple[int, int, int]:
-        return workload_rank[row["workload"]], row["concurrency"], target_rank[row["target"]]
-
-    lines = [_HEADER, _RULE]
-    for row in sorted(rows, key=position):
-        latency = row["latency_ms"]
-        lines.append(
-            f"| {row['workload']} | {row['concurrency']} | {row['target']} | {row['rps']:.1f} "
-            f"| {_ratio(row['rps_vs_litellm'])} | {_cell(latency['p50'])} "
-            f"| {_cell(latency['p99'])} | {row['errors']} | {row['unexpected_layer']} "
-            f"| {_percent(row['hit_share'])} | {_cell(row['server_cpu_seconds'])} "
-            f"| {_cell(row['server_cpu_ms_per_request'])} | {row['server_peak_rss_mib']:.0f} "
-            f"| {_cell(row['upstream_cpu_seconds'])} | {_cell(row['redis_cpu_seconds'])} "
-            f"| {_cell(row['client_cpu_seconds'])} | {_cell(row['other_cpu_seconds'])} |"
-        )
-    return lines
-
-
-def summary_lines(result: Mapping[str, Any]) -> list[str]:
-    lines = []
-    for gateway, verdict in result["comparison"].items():
-        faster = ", ".join(
-            f"{w} {'yes' if ok else 'no' if ok is not None else 'n/a'}"
-            for w, ok in verdict["faster_than_litellm"].items()
-        )
-        lines.append(
-            f"{gateway} faster than the LiteLLM proxy (more req/s and lower p50 at every "
-            f"concurrency): {faster}; exact-hit req/s at c=16: "
-            f"{_ratio(verdict['exact_c16_rps_ratio'], 2)} the proxy's (target ≥ 5×)"
-        )
-    return lines
