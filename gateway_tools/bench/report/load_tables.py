@@ -33,7 +33,10 @@ def _percent(value: float | None) -> str:
 
 
 def _added_ms(value: float | None) -> str:
-    return DASH if value is None else f"{value:+.3f}"
+    # The precision of `fmt`, which prints the latencies themselves.
+    if value is None:
+        return DASH
+    return f"{value:+.3f}" if abs(value) < 100 else f"{value:+.1f}"
 
 
 def _cell(value: Any) -> str:

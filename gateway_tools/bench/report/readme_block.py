@@ -1,11 +1,13 @@
 """Replacing a generated block of the README between two marker comments.
 
-Only the text between the markers changes; the markers and everything around them stay
+The markers are HTML comments, each on a line of its own (invisible in the rendered
+README). Only the text between them changes; the markers and everything around them stay
 byte for byte (the file is read and written as bytes, so line endings are kept too).
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 LOAD_START = "<!-- load-benchmark:start -->"
@@ -16,17 +18,22 @@ class MarkersError(ValueError):
     """The README does not hold exactly one start marker followed by one end marker."""
 
 
+def _marker_lines(text: str, marker: str) -> list[re.Match[str]]:
+    # Only a marker on a line of its own counts: prose that names it (as the README's
+    # description of this option does) is left alone.
+    return list(re.finditer(rf"^[ \t]*{re.escape(marker)}[ \t]*\r?$", text, re.MULTILINE))
+
+
 def replace_between(text: str, block: str, start: str = LOAD_START, end: str = LOAD_END) -> str:
-    """`text` with what lies between `start` and `end` replaced by `block` (on lines of
-    its own between the markers)."""
-    starts, ends = text.count(start), text.count(end)
-    if starts != 1 or ends != 1:
+    """`text` with what lies between the `start` and `end` lines replaced by `block` (on
+    lines of its own between the markers)."""
+    starts, ends = _marker_lines(text, start), _marker_lines(text, end)
+    if len(starts) != 1 or len(ends) != 1:
         raise MarkersError(
-            f"expected one {start} and one {end}, found {starts} and {ends}: "
-            "put the two markers around the block to generate"
+            f"expected one line {start} and one line {end}, found {len(starts)} and "
+            f"{len(ends)}: put the two markers, each on a line of its own, around the block"
         )
-    head_end = text.index(start) + len(start)
-    tail_start = text.index(end)
+    head_end, tail_start = starts[0].end(), ends[0].start()
     if tail_start < head_end:
         raise MarkersError(f"{end} comes before {start}")
     return f"{text[:head_end]}\n{block.rstrip(chr(10))}\n{text[tail_start:]}"

@@ -289,15 +289,17 @@ def test_the_readme_block_from_json_is_the_block_of_the_run() -> None:
 # --- the README block ---------------------------------------------------------------
 
 README_TEXT = (
-    "# Title\r\n\nintro é\n\n## Benchmark\n\ntext before\n"
+    f"# Title\r\n\nintro é, naming `{LOAD_START}` and `{LOAD_END}` in prose\n\n"
+    "## Benchmark\n\ntext before\n"
     f"{LOAD_START}\nold table\n| a | b |\n{LOAD_END}\n\ntext after\n\n## Next\nend"
 )
 
 
 def test_replacing_the_block_keeps_the_rest_byte_identical() -> None:
     replaced = replace_between(README_TEXT, "new block\nline two\n")
-    head, _, rest = README_TEXT.partition(LOAD_START)
-    _, _, tail = rest.partition(LOAD_END)
+    head, _, rest = README_TEXT.partition(f"\n{LOAD_START}\n")
+    _, _, tail = rest.partition(f"\n{LOAD_END}\n")
+    head, tail = f"{head}\n", f"\n{tail}"
     assert replaced == f"{head}{LOAD_START}\nnew block\nline two\n{LOAD_END}{tail}"
     # Replacing again with the same block changes nothing.
     assert replace_between(replaced, "new block\nline two\n") == replaced
@@ -311,6 +313,7 @@ def test_replacing_the_block_keeps_the_rest_byte_identical() -> None:
         f"only the end {LOAD_END}\n",
         f"{LOAD_END}\nreversed\n{LOAD_START}\n",
         f"{LOAD_START}\n{LOAD_END}\n{LOAD_START}\n{LOAD_END}\n",
+        f"inline only: {LOAD_START} block {LOAD_END}\n",
     ],
 )
 def test_markers_missing_twice_or_reversed_are_an_error(text: str) -> None:
@@ -325,8 +328,9 @@ def test_regenerate_readme_rewrites_only_the_block(tmp_path: Path) -> None:
     result.write_bytes(orjson.dumps(_result()))
     assert regenerate_readme(result, readme) is True
     text = readme.read_bytes().decode("utf-8")
-    assert text.startswith(README_TEXT.partition(LOAD_START)[0] + LOAD_START + "\n")
-    assert text.endswith(LOAD_END + README_TEXT.partition(LOAD_END)[2])
+    head = README_TEXT.partition(f"\n{LOAD_START}\n")[0]
+    assert text.startswith(f"{head}\n{LOAD_START}\n")
+    assert text.endswith(f"\n{LOAD_END}\n" + README_TEXT.partition(f"\n{LOAD_END}\n")[2])
     assert "old table" not in text and "**Against the targets of issue 21**" in text
     assert regenerate_readme(result, readme) is False  # already up to date
 
@@ -361,3 +365,13 @@ def test_load_py_render_readme_rewrites_the_block_and_fails_without_markers(
     )
     assert failed.returncode == 1
     assert "MarkersError" in failed.stderr
+
+
+def test_the_repository_readme_holds_the_load_benchmark_block_once() -> None:
+    text = (ROOT / "README.md").read_bytes().decode("utf-8")
+    replaced = replace_between(text, "generated")
+    start_line, end_line = f"\n{LOAD_START}\n", f"\n{LOAD_END}\n"
+    assert replaced.partition(start_line)[0] == text.partition(start_line)[0]
+    assert replaced.partition(end_line)[2] == text.partition(end_line)[2]
+    benchmark = text.index("\n## Benchmark\n")
+    assert benchmark < text.index(start_line) < text.index("\n## ", benchmark + 1)
