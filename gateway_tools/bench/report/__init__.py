@@ -4,7 +4,10 @@
   JSON file);
 - `bench`: `gateway bench`'s report (latency rows, throughput, backends side by side,
   the failures that make a run not count);
-- `load`: the rows, markdown table and LiteLLM comparison of `benchmarks/load.py`.
+- `load`, `load_ratios`, `load_verdicts`, `load_tables`, `load_render`: `benchmarks/load.py`'s
+  rows, their ratios to the LiteLLM proxy and the upstream floor, the verdicts against
+  issue 21's targets, the tables and the report (and the README's block);
+- `readme_block`: replacing a generated block of the README between marker lines.
 """
 
 from __future__ import annotations

@@ -31,16 +31,21 @@ DEFAULT_CONCURRENCY = "1,16,64"
 DEFAULT_WORKLOADS = "exact,miss,mix"
 
 THROUGHPUT_LEGEND = (
-    '"× LiteLLM": req/s over the LiteLLM proxy\'s in the same workload and concurrency; '
+    '"× LiteLLM": req/s over the LiteLLM proxy\'s at the same workload and concurrency; '
     '"of floor": req/s as a share of the fake upstream called directly (the floor); '
     '"over floor": ms added to the floor\'s p50 / p99; "cache hits": share of answers '
     "from a cache layer"
 )
 CPU_LEGEND = (
-    "CPU from /proc over each phase: the server process alone, then its fake upstream "
-    'and (gateway-redis) Redis, per answered request; "× LiteLLM": the server\'s CPU per '
-    'request over the proxy\'s (below 1: less CPU per request); "other CPU s": the rest '
-    "of the machine (idle targets, unrelated work)"
+    "CPU per answered request, from /proc over each phase: of the server process alone, "
+    'then of its fake upstream and (gateway-redis) Redis; "× LiteLLM": the server\'s CPU '
+    'per request over the proxy\'s (below 1: less CPU per request); "other CPU s": the '
+    "rest of the machine (idle targets, unrelated work)"
+)
+
+NOT_COUNTED = (
+    "**this run does not count**: a request failed, was answered from an unexpected "
+    "layer, or a Redis operation failed (see the errors and unexpected-layer columns)"
 )
 
 
@@ -95,28 +100,31 @@ def notes(rows: Sequence[Mapping[str, Any]], duration: float, cpus: int) -> list
     ]
 
 
-def _tables(result: Mapping[str, Any]) -> list[str]:
+def _workload_tables(result: Mapping[str, Any]) -> list[str]:
     rows, names = result["rows"], target_names(result)
-    workloads = list(result["settings"]["workloads"])
+    lines = [f"Throughput and latency: {THROUGHPUT_LEGEND}.", "", f"{CPU_LEGEND}.", ""]
+    for workload, description in result["settings"]["workloads"].items():
+        lines += [
+            f"**{workload}**: {description}",
+            "",
+            *throughput_table(rows, workload, names),
+            "",
+            *cpu_table(rows, workload, names),
+            "",
+        ]
+    return lines
+
+
+def _tables(result: Mapping[str, Any]) -> list[str]:
     return [
-        "**Throughput and latency**",
-        "",
-        THROUGHPUT_LEGEND,
-        "",
-        *throughput_table(rows, workloads, names),
-        "",
-        "**CPU per request**",
-        "",
-        CPU_LEGEND,
-        "",
-        *cpu_table(rows, workloads, names),
-        "",
+        *_workload_tables(result),
         "**Against the targets of issue 21**",
         "",
         *verdict_table(result["verdicts"]),
         "",
         verdict_summary(result["verdicts"]),
         *(f"not measured here: {text}" for text in ELSEWHERE),
+        *([] if result.get("ok", True) else [NOT_COUNTED]),
     ]
 
 
@@ -130,7 +138,6 @@ def render(result: Mapping[str, Any]) -> str:
         f"client: {result['client']}; closed loop, {settings['duration_seconds']} s per "
         f"phase after {settings['warmup_seconds']} s of warm-up, {settings['rounds']} "
         f"round(s); seed {settings['seed']}",
-        *(f"{name}: {text}" for name, text in settings["workloads"].items()),
         "",
         *_tables(result),
         "",
@@ -163,11 +170,11 @@ def readme_block(result: Mapping[str, Any]) -> str:
     """The README's load-benchmark block: how it was measured, the tables, the verdicts."""
     settings, info = result["settings"], result["machine"]
     busy = machine_busy_note(result["rows"], settings["duration_seconds"], info["cpu_count"])
+    rounds = settings["rounds"]
+    median = f"; each row the round with the median req/s of {rounds}" if rounds > 1 else ""
     lines = [
-        f"Measured with `{command_line(settings)}` (seed {settings['seed']}; each row the "
-        f"round with the median req/s); {machine_line(info)}; {busy}.",
-        "",
-        *(f"- `{name}`: {text}" for name, text in settings["workloads"].items()),
+        f"Measured with `{command_line(settings)}` (seed {settings['seed']}{median}); "
+        f"{machine_line(info)}; {busy}.",
         "",
         *_tables(result),
     ]

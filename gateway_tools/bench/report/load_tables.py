@@ -10,15 +10,15 @@ from gateway_tools.bench.formatting import fmt
 from gateway_tools.bench.report.load_verdicts import MET, NOT_MEASURED, all_met
 
 _THROUGHPUT_HEADER = (
-    "| workload | c | target | req/s | × LiteLLM | of floor | p50 ms | p99 ms "
-    "| p50 over floor | p99 over floor | errors | unexpected layer | cache hits |"
+    "| c | target | req/s | × LiteLLM | of floor | p50 ms | p99 ms | p50 over floor "
+    "| p99 over floor | errors | unexpected layer | cache hits |"
 )
-_THROUGHPUT_RULE = "|---|--:|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|"
+_THROUGHPUT_RULE = "|--:|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|"
 _CPU_HEADER = (
-    "| workload | c | target | server CPU ms/req | × LiteLLM | upstream CPU ms/req "
-    "| Redis CPU ms/req | server CPU s | client CPU s | other CPU s | peak RSS MiB |"
+    "| c | target | server CPU ms/req | × LiteLLM | upstream CPU ms/req | Redis CPU ms/req "
+    "| server CPU s | client CPU s | other CPU s | peak RSS MiB |"
 )
-_CPU_RULE = "|---|--:|---|--:|--:|--:|--:|--:|--:|--:|--:|"
+_CPU_RULE = "|--:|---|--:|--:|--:|--:|--:|--:|--:|--:|"
 _VERDICT_HEADER = "| target of issue 21 | gateway | measured | verdict |"
 _VERDICT_RULE = "|---|---|---|---|"
 DASH = "—"
@@ -44,28 +44,25 @@ def _cell(value: Any) -> str:
 
 
 def ordered(
-    rows: Sequence[Mapping[str, Any]], workloads: Sequence[str], targets: Sequence[str]
+    rows: Sequence[Mapping[str, Any]], workload: str, targets: Sequence[str]
 ) -> list[Mapping[str, Any]]:
-    """By workload and target in the order given, concurrency ascending."""
-    workload_rank = {name: i for i, name in enumerate(workloads)}
+    """The rows of one workload: concurrency ascending, targets in the order given."""
     target_rank = {name: i for i, name in enumerate(targets)}
-
-    def position(row: Mapping[str, Any]) -> tuple[int, int, int]:
-        return workload_rank[row["workload"]], row["concurrency"], target_rank[row["target"]]
-
-    return sorted(rows, key=position)
+    chosen = [r for r in rows if r["workload"] == workload]
+    return sorted(chosen, key=lambda r: (r["concurrency"], target_rank[r["target"]]))
 
 
 def _where(row: Mapping[str, Any]) -> str:
-    return f"| {row['workload']} | {row['concurrency']} | {row['target']} "
+    return f"| {row['concurrency']} | {row['target']} "
 
 
 def throughput_table(
-    rows: Sequence[Mapping[str, Any]], workloads: Sequence[str], targets: Sequence[str]
+    rows: Sequence[Mapping[str, Any]], workload: str, targets: Sequence[str]
 ) -> list[str]:
-    """req/s, latency, each against the proxy and the floor; errors and cache hits."""
+    """One workload's req/s and latency, each against the proxy and the floor; errors
+    and cache hits."""
     lines = [_THROUGHPUT_HEADER, _THROUGHPUT_RULE]
-    for row in ordered(rows, workloads, targets):
+    for row in ordered(rows, workload, targets):
         latency = row["latency_ms"]
         lines.append(
             f"{_where(row)}| {row['rps']:.1f} | {_ratio(row['rps_vs_litellm'])} "
@@ -78,11 +75,12 @@ def throughput_table(
 
 
 def cpu_table(
-    rows: Sequence[Mapping[str, Any]], workloads: Sequence[str], targets: Sequence[str]
+    rows: Sequence[Mapping[str, Any]], workload: str, targets: Sequence[str]
 ) -> list[str]:
-    """CPU per request of the server (against the proxy's), its upstream and Redis."""
+    """One workload's CPU per request of the server (against the proxy's), its upstream
+    and Redis."""
     lines = [_CPU_HEADER, _CPU_RULE]
-    for row in ordered(rows, workloads, targets):
+    for row in ordered(rows, workload, targets):
         lines.append(
             f"{_where(row)}| {_cell(row['server_cpu_ms_per_request'])} "
             f"| {_ratio(row['cpu_per_request_vs_litellm'])} "

@@ -249,17 +249,25 @@ def test_without_the_proxy_every_ratio_goal_is_not_measured() -> None:
 # --- tables and report --------------------------------------------------------------
 
 
-def test_tables_have_one_line_per_row_and_as_many_cells_as_the_header() -> None:
+def test_each_workload_has_its_tables_with_as_many_cells_as_the_header() -> None:
     rows = _rows()
     add_ratios(rows)
-    for table in (throughput_table(rows, WORKLOADS, TARGETS), cpu_table(rows, WORKLOADS, TARGETS)):
-        assert len(table) == 2 + len(rows)
-        assert {line.count("|") for line in table} == {table[0].count("|")}
-    first = throughput_table(rows, WORKLOADS, TARGETS)[2]
-    assert first.startswith("| exact | 1 | upstream | 4000.0 | 40.00× | 100 % |")
-    gateway = throughput_table(rows, WORKLOADS, TARGETS)[3]
-    assert "| exact | 1 | gateway-embedded | 2000.0 | 20.00× | 50 % | 2.000 | 9.000 |" in gateway
-    assert "| +1.750 | +8.000 |" in gateway
+    for workload in WORKLOADS:
+        for table in (
+            throughput_table(rows, workload, TARGETS),
+            cpu_table(rows, workload, TARGETS),
+        ):
+            assert len(table) == 2 + len(CONCURRENCIES) * len(TARGETS)
+            assert {line.count("|") for line in table} == {table[0].count("|")}
+    exact = throughput_table(rows, "exact", TARGETS)
+    assert exact[2].startswith("| 1 | upstream | 4000.0 | 40.00× | 100 % | 0.250 | 1.000 |")
+    assert exact[3] == (
+        "| 1 | gateway-embedded | 2000.0 | 20.00× | 50 % | 2.000 | 9.000 | +1.750 | +8.000 "
+        "| 0 | 0 | 100 % |"
+    )
+    assert [line.split(" | ")[1] for line in exact[2:6]] == list(TARGETS)
+    cpu = cpu_table(rows, "exact", TARGETS)
+    assert cpu[3].startswith("| 1 | gateway-embedded | 0.250 | 0.05× | 0.042 | — |")
 
 
 def test_the_report_shows_the_verdicts_with_their_numbers() -> None:
@@ -280,8 +288,11 @@ def test_the_readme_block_from_json_is_the_block_of_the_run() -> None:
     block = readme_block(result)
     again = readme_block(derive(orjson.loads(orjson.dumps(result))))
     assert again == block
-    assert block.startswith("Measured with `python benchmarks/load.py --duration 6 --rounds 3`")
-    assert "- `mix`: the mix workload" in block
+    assert block.startswith(
+        "Measured with `python benchmarks/load.py --duration 6 --rounds 3` (seed 7; each row "
+        "the round with the median req/s of 3); machine: 2 CPUs"
+    )
+    assert "**mix**: the mix workload" in block
     assert "all targets met: yes (8 of 8 met" in block
     assert LOAD_START not in block and LOAD_END not in block
 
@@ -358,7 +369,7 @@ def test_load_py_render_readme_rewrites_the_block_and_fails_without_markers(
         [*command, str(result), "--readme", str(readme)], env=env, capture_output=True, text=True
     )
     assert done.returncode == 0, done.stderr
-    assert "**CPU per request**" in readme.read_text(encoding="utf-8")
+    assert "**Against the targets of issue 21**" in readme.read_text(encoding="utf-8")
     readme.write_text("no markers\n", encoding="utf-8")
     failed = subprocess.run(
         [*command, str(result), "--readme", str(readme)], env=env, capture_output=True, text=True
@@ -375,3 +386,10 @@ def test_the_repository_readme_holds_the_load_benchmark_block_once() -> None:
     assert replaced.partition(end_line)[2] == text.partition(end_line)[2]
     benchmark = text.index("\n## Benchmark\n")
     assert benchmark < text.index(start_line) < text.index("\n## ", benchmark + 1)
+
+
+def test_a_run_that_does_not_count_says_so_next_to_the_verdicts() -> None:
+    result = _result()
+    assert "does not count" not in readme_block(derive(result))
+    result["ok"] = False
+    assert "**this run does not count**" in readme_block(derive(result))
