@@ -122,9 +122,10 @@ def _tables(result: Mapping[str, Any]) -> list[str]:
         "",
         *verdict_table(result["verdicts"]),
         "",
+        # Separate paragraphs: single lines would run together in rendered markdown.
         verdict_summary(result["verdicts"]),
-        *(f"not measured here: {text}" for text in ELSEWHERE),
-        *([] if result.get("ok", True) else [NOT_COUNTED]),
+        *(f"\nnot measured here: {text}" for text in ELSEWHERE),
+        *([] if result.get("ok", True) else [f"\n{NOT_COUNTED}"]),
     ]
 
 
