@@ -252,7 +252,10 @@ class AfterSend:
         # One stored shape whether the answer came as JSON or as a stream.
         completion = normalise_completion(completion)
         with builder.timings.timed("store"):
-            return await self._layers.store(target, completion, builder.embedding)
+            stored = await self._layers.store(target, completion, builder.embedding)
+        if stored and self._flights is not None:
+            self._flights.note_stored(target.exact_key)
+        return stored
 
     def _store_target(self, builder: DecisionBuilder) -> ChatRequest | None:
         """The request as the model that answered it: the request itself, or, when a

@@ -102,6 +102,9 @@ class ChatPipeline:
 
     async def _run(self, builder: DecisionBuilder) -> Outcome:
         request, timings = builder.request, builder.timings
+        # Before the exact read starts: the single flight then knows whether an answer
+        # stored later may have been missed by it.
+        stores_mark = None if self._flights is None else self._flights.mark()
         # The exact-cache read (a round trip to the store's thread or to Redis) starts
         # before classification and runs while it does; its answer is used only if
         # the request turns out cacheable.
@@ -146,6 +149,7 @@ class ChatPipeline:
                     request.exact_key,
                     request.policy.single_flight.wait_seconds,
                     recheck=self._recheck(request),
+                    since=stores_mark,
                 )
             if joined.shared is not None:
                 builder.shared(joined.shared)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -31,6 +32,9 @@ Completion = dict[str, Any]
 # Reads the exact cache again for this request (None: nothing stored).
 Recheck = Callable[[], Awaitable[Completion | None]]
 _POLL_SECONDS = 0.05
+# Keys whose last store in this process is remembered for `join(since=...)`; a request
+# older than the oldest one forgotten reads the cache again, as without the memory.
+_REMEMBERED_STORES = 4096
 
 
 @dataclass(slots=True)
@@ -68,15 +72,51 @@ class SingleFlight:
         self._poll_seconds = poll_seconds
         self._flights: dict[str, Flight] = {}
         self._failures = ThrottledLogger(logger, interval_seconds=60.0)
+        # Answers this process stored, numbered in order: key -> number of its last.
+        self._stores = 0
+        self._stored_at: OrderedDict[str, int] = OrderedDict()
+        self._forgotten_up_to = 0
+
+    def mark(self) -> int:
+        """Where this process's stores are now; taken before a request's exact read
+        starts and handed to `join` as `since`."""
+        return self._stores
+
+    def note_stored(self, key: str) -> None:
+        """An answer for `key` was written to the exact cache by this process."""
+        self._stores += 1
+        self._stored_at[key] = self._stores
+        self._stored_at.move_to_end(key)
+        if len(self._stored_at) > _REMEMBERED_STORES:
+            _, number = self._stored_at.popitem(last=False)
+            self._forgotten_up_to = number
+
+    def _may_have_been_stored(self, key: str, since: int | None) -> bool:
+        """Whether an exact read that started at `since` may have missed a stored answer.
+        One process with nobody else writing (no lock: the embedded store) knows every
+        store: a read that started after one sees it (the store's one thread runs them in
+        order). Replicas write too, so with a lock the cache is always read again."""
+        if since is None or self._lock is not None or self._forgotten_up_to > since:
+            return True
+        stored = self._stored_at.get(key)
+        return stored is not None and stored > since
 
     def in_flight(self) -> int:
         return len(self._flights)
 
-    async def join(self, key: str, wait_seconds: float, recheck: Recheck | None = None) -> Joined:
+    async def join(
+        self,
+        key: str,
+        wait_seconds: float,
+        recheck: Recheck | None = None,
+        since: int | None = None,
+    ) -> Joined:
         """Lead or follow the flight for `key`. `recheck` reads the exact cache again
         for a request that is about to lead: its own exact read may have missed just
         before an identical request stored the answer (and ended its flight), so
-        without it that request would make a second upstream call."""
+        without it that request would make a second upstream call. `since` (`mark()`
+        before the request's exact read): skip that read when nothing was stored under
+        `key` since then (one process, see `_may_have_been_stored`)."""
         flight = self._flights.get(key)
         if flight is not None:
             flight.followers += 1
@@ -90,7 +130,11 @@ class SingleFlight:
                 joined = await self._lead_or_poll(flight, wait_seconds)
                 if joined.flight is None:
                     return joined
-            shared = await self._recheck(flight.key, recheck)
+            shared = (
+                await self._recheck(flight.key, recheck)
+                if self._may_have_been_stored(key, since)
+                else None
+            )
         except BaseException:
             # Followers forward on their own; a lease taken expires by itself.
             self._settle(flight, None)

@@ -42,16 +42,36 @@ class HitRateDropMonitor:
         # tenant -> minute -> [requests, hits]
         self._minutes: dict[str, dict[int, list[int]]] = {}
         self._firing: set[str] = set()
+        # tenant -> (minute now, best earlier rate): the reference spans end before the
+        # recent span, so within one minute only a record dated into them changes it.
+        # Every record is checked; recomputing ~20 spans each time cost ~80 µs a request.
+        self._references: dict[str, tuple[int, float | None]] = {}
 
     def add(self, record: DecisionRecord) -> None:
         if not self._settings.enabled or record.layer not in _CACHEABLE:
             return
         minute = int(record.at // _MINUTE_SECONDS)
-        counts = self._minutes.setdefault(record.tenant, {}).setdefault(minute, [0, 0])
+        minutes = self._minutes.setdefault(record.tenant, {})
+        counts = minutes.get(minute)
+        if counts is None:
+            counts = minutes[minute] = [0, 0]
+            # Only a new minute moves the window: older ones fall out of it here.
+            self._prune(record.tenant, minute)
         counts[0] += 1
         counts[1] += int(record.layer in _HITS)
-        self._prune(record.tenant, minute)
+        self._forget_reference(record.tenant, minute)
         self.check(record.tenant)
+
+    def _forget_reference(self, tenant: str, minute: int) -> None:
+        """Drop the remembered reference when `minute` is one it was computed from (a
+        record dated into an earlier span, a late one) or lies past it (the pruning
+        for a minute ahead of the clock may have removed some of its minutes)."""
+        known = self._references.get(tenant)
+        if known is None:
+            return
+        now = known[0]
+        if minute > now or minute <= now - self._settings.recent_minutes:
+            del self._references[tenant]
 
     def _prune(self, tenant: str, minute: int) -> None:
         minutes = self._minutes[tenant]
@@ -74,12 +94,7 @@ class HitRateDropMonitor:
         now = int(self._clock() // _MINUTE_SECONDS)
         span = settings.recent_minutes
         recent = self._rate(minutes, now - span + 1, now)
-        reference: float | None = None
-        first = now - settings.window_minutes + 1
-        for start in range(first, now - 2 * span + 2):
-            rate = self._rate(minutes, start, start + span - 1)
-            if rate is not None and (reference is None or rate > reference):
-                reference = rate
+        reference = self._reference(tenant, minutes, now)
         drop = 0.0
         if recent is not None and reference is not None:
             drop = max(0.0, (reference - recent) * 100)
@@ -88,6 +103,21 @@ class HitRateDropMonitor:
         needed = settings.points / 2 if tenant in self._firing else settings.points
         firing = settings.enabled and recent is not None and drop >= needed
         return HitRateDrop(tenant, firing, round(drop, 2), recent, reference)
+
+    def _reference(self, tenant: str, minutes: dict[int, list[int]], now: int) -> float | None:
+        """The best rate of any `recent_minutes` span in the window before the recent one."""
+        known = self._references.get(tenant)
+        if known is not None and known[0] == now:
+            return known[1]
+        span = self._settings.recent_minutes
+        reference: float | None = None
+        first = now - self._settings.window_minutes + 1
+        for start in range(first, now - 2 * span + 2):
+            rate = self._rate(minutes, start, start + span - 1)
+            if rate is not None and (reference is None or rate > reference):
+                reference = rate
+        self._references[tenant] = (now, reference)
+        return reference
 
     def check(self, tenant: str) -> HitRateDrop:
         state = self.evaluate(tenant)

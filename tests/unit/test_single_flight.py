@@ -158,31 +158,79 @@ async def test_a_would_be_leader_reads_the_cache_again() -> None:
     assert flights.in_flight() == 0
 
 
-class ReadsBeforeTheStore(MemoryCache):
-    """The first `stale_reads` reads miss whatever is stored: reads that left before
-    an identical request's answer was written, as under concurrency."""
+class HeldReads(MemoryCache):
+    """Each read answers with what was stored when it started, and, while `gate` is set
+    up, only once the gate opens: a read that left before an identical request's answer
+    was written, as under concurrency. Counts the reads."""
 
-    def __init__(self, stale_reads: int) -> None:
+    def __init__(self) -> None:
         super().__init__()
-        self.stale_reads = stale_reads
+        self.gate: asyncio.Event | None = None
+        self.reads = 0
+        self.held = asyncio.Event()  # set once a read waits at the gate
 
     async def get(self, key: str) -> CachedCompletion | None:
-        if self.stale_reads > 0:
-            self.stale_reads -= 1
-            return None
-        return await super().get(key)
+        self.reads += 1
+        seen = await super().get(key)
+        if self.gate is not None:
+            self.held.set()
+        if self.gate is not None:
+            await self.gate.wait()
+        return seen
 
 
 async def test_a_request_whose_exact_read_raced_the_store_makes_no_second_call() -> None:
     provider = ScriptedProvider()
+    cache = HeldReads()
     pipeline = ChatPipeline(
-        provider, ExactCacheStage(ReadsBeforeTheStore(2)), single_flight=SingleFlight(None, None)
+        provider, ExactCacheStage(cache), single_flight=SingleFlight(None, None)
     )
     first = await pipeline.handle(_context())
     assert isinstance(first, CompletionOutcome)
+    cache.gate = asyncio.Event()
+    second_task = asyncio.create_task(pipeline.handle(_context()))
+    await cache.held.wait()  # the second request's read has left, seeing nothing
     await first.after_response()  # stored, flight ended
-    second = await pipeline.handle(_context())  # its exact read missed, like the first's
+    cache.gate.set()
+    second = await second_task
     assert provider.calls == 1
     assert isinstance(second, CompletionOutcome)
     assert second.completion["choices"][0]["message"]["content"] == "ok"
     assert second.decision.layer == "exact"
+
+
+async def test_a_lone_miss_reads_the_exact_cache_once() -> None:
+    """Nothing was stored under its key since its own read started (one process): the
+    would-be leader does not read the cache a second time."""
+    provider = ScriptedProvider()
+    cache = HeldReads()
+    pipeline = ChatPipeline(
+        provider, ExactCacheStage(cache), single_flight=SingleFlight(None, None)
+    )
+    outcome = await pipeline.handle(_context())
+    assert isinstance(outcome, CompletionOutcome)
+    assert provider.calls == 1 and cache.reads == 1
+    await outcome.after_response()
+    again = await pipeline.handle(_context())  # stored before its read: an exact hit
+    assert isinstance(again, CompletionOutcome) and again.decision.layer == "exact"
+    assert provider.calls == 1 and cache.reads == 2
+
+
+async def test_replicas_always_read_the_cache_again_before_leading() -> None:
+    """With a lock, other replicas store too: the would-be leader reads again."""
+    cache = HeldReads()
+    flights = SingleFlight(InProcessLock(), cache)
+    joined = await flights.join("k", 5, since=flights.mark())
+    assert joined.flight is not None and cache.reads == 1
+    await flights.release(joined.flight)
+
+
+def test_forgotten_stores_make_every_older_read_count_as_raced() -> None:
+    flights = SingleFlight(None, None)
+    since = flights.mark()
+    flights.note_stored("k")
+    for index in range(5000):  # more keys than are remembered: "k" is forgotten
+        flights.note_stored(f"other-{index}")
+    assert flights._may_have_been_stored("k", since)
+    assert flights._may_have_been_stored("never-stored", since)
+    assert not flights._may_have_been_stored("never-stored", flights.mark())

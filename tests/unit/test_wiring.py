@@ -128,3 +128,16 @@ async def test_routes_take_the_services_from_the_dependency(
         served = await client.get("/v1/models", headers=headers)
     assert served.status_code == 200
     assert [model["id"] for model in served.json()["data"]] == list(config.model_names())
+
+
+def test_the_configured_models_encodings_are_loaded_at_start() -> None:
+    """A gpt-4o deployment counts with o200k_base: loaded with the services, not by the
+    first request (which read the BPE file on the event loop, ~1.3 s here)."""
+    from gateway.memory.limits import ModelLimits
+    from gateway.wiring import loaded_tokenizers
+
+    limits = ModelLimits({"chat": "openai/gpt-4o-mini", "old": "gpt-4", "own": "fake"}, {})
+    tokenizers = loaded_tokenizers(limits)
+    # What the tokenizers hold (private: no request path may load one later).
+    assert set(tokenizers._counters) == {"cl100k_base", "o200k_base"}
+    assert tokenizers.for_model("openai/gpt-4o-mini").encoding_name == "o200k_base"

@@ -4,6 +4,7 @@ not, and it clears when the rate recovers."""
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 
 import pytest
@@ -76,3 +77,37 @@ def test_it_clears_when_the_rate_recovers() -> None:
     _minutes(monitor, clock, 6, 0.8)
     clock.now -= 60
     assert not monitor.check("acme").firing
+
+
+def _recomputed(
+    monitor: HitRateDropMonitor, settings: HitRateDropAlert, tenant: str
+) -> float | None:
+    """The reference rate computed afresh from the monitor's minutes (the rule as written)."""
+    minutes = monitor._minutes.get(tenant, {})
+    now = int(monitor._clock() // 60)
+    span = settings.recent_minutes
+    best: float | None = None
+    for start in range(now - settings.window_minutes + 1, now - 2 * span + 2):
+        requests = sum(minutes.get(m, [0, 0])[0] for m in range(start, start + span))
+        hits = sum(minutes.get(m, [0, 0])[1] for m in range(start, start + span))
+        if requests >= settings.min_requests and (best is None or hits / requests > best):
+            best = hits / requests
+    return best
+
+
+def test_the_remembered_reference_follows_late_records_and_the_clock() -> None:
+    """The reference is remembered per minute; records dated into its spans (a request
+    that took minutes), ahead of the clock, or a clock that moves must still give the
+    rate computed from scratch, for every record."""
+    import random
+
+    rng = random.Random(7)
+    clock = Clock()
+    settings = HitRateDropAlert(window_minutes=12, recent_minutes=3, min_requests=5)
+    monitor = HitRateDropMonitor(settings, clock)
+    for _ in range(3000):
+        clock.now += rng.choice((0.0, 0.0, 0.0, 1.0, 7.0, 60.0))
+        record = _record(clock, rng.choice(("exact", "semantic", "miss", "miss", "bypass")))
+        late_seconds = rng.choice((0.0, 0.0, 0.0, 0.0, 90.0, 300.0, 600.0, -60.0))
+        monitor.add(dataclasses.replace(record, at=clock.now - late_seconds))
+        assert monitor.evaluate("acme").reference_rate == _recomputed(monitor, settings, "acme")
