@@ -24,9 +24,10 @@ from gateway.knowledge.records import (
     new_knowledge_id,
 )
 from gateway.memory.guard import GuardVerdict, inspect_memory_content
+from gateway.memory.ranked import ranked_once_per_text
 from gateway.memory.records import Vector
 from gateway.memory.retrieval import ScopeIndex, ScoredMemory, TermCache, rank
-from gateway.memory.service import INDEX_IN_THREAD_ABOVE_RECORDS, ranked_once_per_text
+from gateway.memory.service import INDEX_IN_THREAD_ABOVE_RECORDS
 from gateway.policy.knowledge import KnowledgePolicy
 from gateway.policy.memory import MemoryRankingPolicy
 from gateway.storage.agent_protocols import KnowledgeStore

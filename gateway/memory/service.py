@@ -16,7 +16,9 @@ from typing import Any
 from gateway.embed.protocol import Embedder
 from gateway.errors import GatewayInternalError
 from gateway.knowledge.records import KNOWLEDGE_SOURCE
+from gateway.memory.access import AccessRecorder
 from gateway.memory.guard import GuardVerdict, inspect_memory_content
+from gateway.memory.ranked import ranked_once_per_text
 from gateway.memory.records import (
     MemoryKind,
     MemoryRecord,
@@ -28,7 +30,6 @@ from gateway.memory.records import (
 from gateway.memory.relevance import RelevanceScorer
 from gateway.memory.retrieval import RankMode, ScopeIndex, ScoredMemory, TermCache, rank
 from gateway.memory.session import SessionTurn, merge_turn
-from gateway.memory.text import dedup_key
 from gateway.memory.versions import infer_kind, plan_supersession, rule_key
 from gateway.policy.memory import MemoryPolicy
 from gateway.storage.protocols import (
@@ -50,7 +51,6 @@ logger = logging.getLogger(__name__)
 # GIL; see docs/measurements.md#memory-indexing-and-ranking-off-the-event-loop).
 # Smaller scopes are done in place, cheaper than the thread hop.
 INDEX_IN_THREAD_ABOVE_RECORDS = 500
-RANK_IN_THREAD_ABOVE_RECORDS = 2000
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,6 +121,8 @@ class MemoryService:
         relevance_model: RelevanceScorer | None = None,  # None: the packaged model
     ) -> None:
         self.store = store
+        # The memory stage's access counts, written after the response.
+        self.access = AccessRecorder(store)
         self.sessions = sessions
         self._embedder = embedder
         self._clock = clock
@@ -378,20 +380,10 @@ class MemoryService:
     async def touch(self, tenant: str, memory_ids: Sequence[str]) -> None:
         await self.store.touch(tenant, memory_ids, self._clock())
 
+    def touch_later(self, tenant: str, memory_ids: Sequence[str]) -> None:
+        """`touch`, queued: written in the background, in order (`AccessRecorder`)."""
+        self.access.record(tenant, memory_ids, self._clock())
 
-async def ranked_once_per_text(
-    ranking: Callable[[], list[ScoredMemory]], scope_size: int, top_k: int
-) -> list[ScoredMemory]:
-    """Runs `ranking` (in a worker thread for a large scope) and keeps the best `top_k`,
-    one per distinct text (the best-scored copy): what memory and knowledge search share."""
-    ranked = (
-        await asyncio.to_thread(ranking) if scope_size > RANK_IN_THREAD_ABOVE_RECORDS else ranking()
-    )
-    seen: set[str] = set()
-    unique: list[ScoredMemory] = []
-    for scored in ranked:
-        key = dedup_key(scored.record.content)
-        if key not in seen:
-            seen.add(key)
-            unique.append(scored)
-    return unique[:top_k]
+    async def close(self) -> None:
+        """Writes the queued access counts; before the stores close."""
+        await self.access.close()

@@ -108,7 +108,9 @@ class MemoryStage:
             with timings.timed("memory_inject"):
                 injected = await self._inject(request, draft, candidates, pinned)
             if injected:
-                await self._service.touch(request.tenant, injected)
+                # Counted after the response: ranking reads the counts through a scope
+                # index that may be a minute old anyway.
+                self._service.touch_later(request.tenant, injected)
             if wants_memory and policy.capture.enabled and request.key_text and index is not None:
                 await self._capture(timings, draft, policy, scope, request.key_text, index)
         except StoreUnavailableResponse:
