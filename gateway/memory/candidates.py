@@ -46,7 +46,12 @@ def candidate_rows(
     )
     chosen = np.concatenate((by_meaning, by_keyword))
     before, after = adjacent[0][chosen], adjacent[1][chosen]
-    rows: Indices = np.unique(np.concatenate((chosen, before[before >= 0], after[after >= 0])))
+    # A mask, not np.unique: marking 10,000 flags is cheaper than sorting the rows.
+    picked = np.zeros(count, dtype=np.bool_)
+    picked[chosen] = True
+    picked[before[before >= 0]] = True
+    picked[after[after >= 0]] = True
+    rows: Indices = np.flatnonzero(picked).astype(np.int64)
     return rows
 
 
