@@ -169,6 +169,7 @@ def _memory_stage(
     upstream: Provider,
     knowledge: KnowledgeService,
 ) -> MemoryStage:
+    stores.memory.access.count_failures_with(metrics.store_failure)
     return MemoryStage(
         stores.memory,
         tokenizers,
@@ -248,10 +249,13 @@ async def _open_stores(
     await adaptive.start()
     # The last counter changes are written before the store closes.
     stack.push_async_callback(adaptive.close)
+    memory = MemoryService(storage.memories, storage.sessions, components.embedder)
+    # The queued access counts are written before the store closes.
+    stack.push_async_callback(memory.close)
     return _Stores(
         storage=storage,
         adaptive=adaptive,
-        memory=MemoryService(storage.memories, storage.sessions, components.embedder),
+        memory=memory,
         namespaces=NamespaceLimiter(
             config.capacity.max_namespaces_per_tenant, config.capacity.namespace_idle_seconds
         ),

@@ -24,9 +24,11 @@ from gateway.knowledge.records import (
     new_knowledge_id,
 )
 from gateway.memory.guard import GuardVerdict, inspect_memory_content
+from gateway.memory.ranked import ranked_once_per_text
 from gateway.memory.records import Vector
 from gateway.memory.retrieval import ScopeIndex, ScoredMemory, TermCache, rank
-from gateway.memory.service import INDEX_IN_THREAD_ABOVE_RECORDS, ranked_once_per_text
+from gateway.memory.search_memo import SearchMemo
+from gateway.memory.service import INDEX_IN_THREAD_ABOVE_RECORDS
 from gateway.policy.knowledge import KnowledgePolicy
 from gateway.policy.memory import MemoryRankingPolicy
 from gateway.storage.agent_protocols import KnowledgeStore
@@ -78,6 +80,7 @@ class _CachedScope:
     version: str
     index: ScopeIndex
     records: dict[str, KnowledgeRecord]  # by id, as stored (title, document, chunk)
+    searches: SearchMemo  # of `index` only: a new version starts a new memo
 
 
 class KnowledgeService:
@@ -89,8 +92,10 @@ class KnowledgeService:
         clock: Callable[[], float] = time.time,
         *,
         max_cached_scopes: int = 1024,
+        memo_clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.store = store
+        self._memo_clock = memo_clock
         self._embedder = embedder
         self._counter = chunk_counter
         self._clock = clock
@@ -115,7 +120,9 @@ class KnowledgeService:
             )
         else:
             index = ScopeIndex.build(records, self._embedder.name, self._terms)
-        self._scopes[scope] = _CachedScope(version, index, {r.id: r for r in stored})
+        self._scopes[scope] = _CachedScope(
+            version, index, {r.id: r for r in stored}, SearchMemo(clock=self._memo_clock)
+        )
         self._scopes.move_to_end(scope)
         while len(self._scopes) > self._max_cached_scopes:
             self._scopes.popitem(last=False)
@@ -186,6 +193,19 @@ class KnowledgeService:
         )
         return records
 
+    def memoised(
+        self,
+        scope: KnowledgeScope,
+        query: str,
+        top_k: int,
+        ranking: MemoryRankingPolicy,
+        index: ScopeIndex,
+    ) -> list[ScoredMemory] | None:
+        """What `search` returned for the same question over `index` (the scope's
+        index read this turn) in the last minute; None when there is no such result."""
+        searches = self._searches_of(scope, index)
+        return None if searches is None else searches.get((query, top_k, ranking))
+
     async def search(
         self,
         scope: KnowledgeScope,
@@ -204,4 +224,13 @@ class KnowledgeService:
         ranking_call = functools.partial(
             rank, index, query, query_vector, self._clock(), ranking, top_k=top_k * 2
         )
-        return await ranked_once_per_text(ranking_call, index.size, top_k)
+        results = await ranked_once_per_text(ranking_call, index.size, top_k)
+        searches = self._searches_of(scope, index)
+        if searches is not None and query_vector is not None:
+            searches.put((query, top_k, ranking), results)
+        return results
+
+    def _searches_of(self, scope: KnowledgeScope, index: ScopeIndex) -> SearchMemo | None:
+        cached = self._scopes.get(scope)
+        # Only the memo of that very index: another one ranks other items.
+        return cached.searches if cached is not None and cached.index is index else None

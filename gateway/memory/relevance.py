@@ -80,8 +80,15 @@ class RelevanceModelFormatError(ValueError):
 
 def competition_rank(values: Floats) -> Floats:
     """For each value, how many values are strictly greater (ties share the rank)."""
+    return ranks_among(values, values)
+
+
+def ranks_among(values: Floats, queries: Floats) -> Floats:
+    """For each of `queries`, how many of `values` are strictly greater: one sort of
+    `values` and a binary search per query, so ranking a few candidates of a large
+    scope does not search for every row of it."""
     ordered = np.sort(-values)
-    ranks: Floats = np.searchsorted(ordered, -values, side="left").astype(np.float64)
+    ranks: Floats = np.searchsorted(ordered, -queries, side="left").astype(np.float64)
     return ranks
 
 
@@ -95,32 +102,53 @@ def relevance_features(
     Memories without a usable vector (or a query without one: `has_vector` all false)
     rank last by meaning and count cosine 0; memories with no query term rank last by
     keyword."""
+    before, after = neighbours(created_at)
+    rows = np.arange(cosine.shape[0], dtype=np.int64)
+    return relevance_features_at(rows, cosine, keyword, has_vector, (before, after))
+
+
+def relevance_features_at(
+    rows: Indices,
+    cosine: Floats,
+    keyword: Floats,
+    has_vector: npt.NDArray[np.bool_],
+    adjacent: tuple[Indices, Indices],
+) -> Floats:
+    """`relevance_features` of `rows` only (in that order), the same numbers: ranks,
+    best scores and neighbours still come from the whole scope. `adjacent`: what
+    `neighbours` returns for the scope's `created_at` (fixed per scope: computed once
+    when the scope is indexed)."""
     count = cosine.shape[0]
     worst = float(count)
-    dense_rank = np.where(has_vector, competition_rank(np.where(has_vector, cosine, -2.0)), worst)
-    keyword_rank = np.where(keyword > 0, competition_rank(keyword), worst)
+    picked_vector = has_vector[rows]
+    dense_values = np.where(has_vector, cosine, -2.0)
+    dense_rank = np.where(picked_vector, ranks_among(dense_values, dense_values[rows]), worst)
+    matched = keyword[rows] > 0
+    # Only memories holding a query term can outrank one that holds one.
+    keyword_rank = np.where(matched, ranks_among(keyword[keyword > 0], keyword[rows]), worst)
     cosine = np.where(has_vector, cosine, 0.0)
     best_cosine = float(cosine[has_vector].max()) if has_vector.any() else 0.0
     best_keyword = float(keyword.max()) if count else 0.0
-    share = keyword / best_keyword if best_keyword > 0 else np.zeros(count)
-    gap = np.where(has_vector, cosine - best_cosine, -1.0)
-    before, after = neighbours(created_at)
-    neighbour_share = np.maximum(_at(share, before, 0.0), _at(share, after, 0.0))
-    neighbour_gap = np.maximum(_at(gap, before, -1.0), _at(gap, after, -1.0))
+    share_all = keyword / best_keyword if best_keyword > 0 else np.zeros(count)
+    gap_all = np.where(has_vector, cosine - best_cosine, -1.0)
+    before, after = adjacent[0][rows], adjacent[1][rows]
+    share, gap, picked_keyword = share_all[rows], gap_all[rows], keyword[rows]
+    neighbour_share = np.maximum(_at(share_all, before, 0.0), _at(share_all, after, 0.0))
+    neighbour_gap = np.maximum(_at(gap_all, before, -1.0), _at(gap_all, after, -1.0))
     columns = (
-        cosine,
-        keyword,
+        cosine[rows],
+        picked_keyword,
         np.log1p(dense_rank),
         np.log1p(keyword_rank),
         gap,
         share,
-        np.full(count, math.log1p(count)),
+        np.full(rows.shape[0], math.log1p(count)),
         np.maximum(neighbour_share - share, 0.0),
         np.maximum(neighbour_gap - gap, 0.0),
         share * gap,
         (keyword_rank == 0).astype(np.float64),
         (dense_rank == 0).astype(np.float64),
-        keyword**2,
+        picked_keyword**2,
     )
     return np.stack(columns, axis=1).astype(np.float64)
 

@@ -44,11 +44,13 @@ from typing import Literal
 import numpy as np
 import numpy.typing as npt
 
+from gateway.memory.candidates import RELEVANCE_CANDIDATES_PER_SIGNAL, candidate_rows
 from gateway.memory.records import MEMORY_KINDS, MemoryRecord, Vector
 from gateway.memory.relevance import (
     RelevanceScorer,
+    neighbours,
     packaged_relevance_model,
-    relevance_features,
+    relevance_features_at,
 )
 from gateway.memory.text import dedup_key, keyword_terms
 from gateway.policy.memory import MemoryRankingPolicy
@@ -123,6 +125,8 @@ class ScopeIndex:
     # Current, unquarantined procedural memories, oldest first: injected whole, in order.
     procedural: tuple[MemoryRecord, ...] = ()
     stored_ids: frozenset[str] = frozenset()  # every id of the scope, superseded too
+    # `relevance.neighbours(created_at)`: fixed per scope, so found once, not per query.
+    adjacent: tuple[Indices, Indices] | None = None
 
     @property
     def size(self) -> int:
@@ -165,6 +169,8 @@ class ScopeIndex:
         def column(values: Sequence[float | None]) -> Floats:
             return np.asarray([np.nan if v is None else v for v in values], dtype=np.float64)
 
+        created_at = column([record.created_at for record in usable])
+
         return cls(
             records=usable,
             known_keys=frozenset(terms.get(record)[1] for record in current),
@@ -173,7 +179,7 @@ class ScopeIndex:
             has_vector=has_vector,
             postings=postings,
             lengths=lengths,
-            created_at=column([record.created_at for record in usable]),
+            created_at=created_at,
             access_count=column([float(record.access_count) for record in usable]),
             valid_from=column([record.valid_from for record in usable]),
             valid_to=column([record.valid_to for record in usable]),
@@ -185,6 +191,7 @@ class ScopeIndex:
             ),
             procedural=tuple(procedural),
             stored_ids=frozenset(record.id for record in records),
+            adjacent=neighbours(created_at),
         )
 
 
@@ -230,27 +237,28 @@ def rank(
     mode: RankMode = "fused",
     *,
     relevance_model: RelevanceScorer | None = None,
+    candidates_per_signal: int = RELEVANCE_CANDIDATES_PER_SIGNAL,
 ) -> list[ScoredMemory]:
     """Best first, at most `top_k`. "fused": ordered by calibrated relevance times the
-    modifiers, floored at `min_score` on the calibrated relevance; "dense" and
-    "keyword" (baselines): ordered by that one signal times the modifiers, floored on
-    that product."""
+    modifiers, floored at `min_score` on the calibrated relevance, the model scoring
+    only the candidates (`gateway.memory.candidates`); "dense" and "keyword"
+    (baselines): ordered by that one signal times the modifiers, floored on that
+    product."""
     if index.size == 0 or top_k <= 0:
         return []
     found = signals(index, query_text, query_vector)
-    dense = _dense(found.cosine, found.usable, settings)
-    keyword = found.keyword
+    adjacent = index.adjacent if index.adjacent is not None else neighbours(index.created_at)
+    # The baselines order by one signal times the modifiers: every row counts there.
+    per_signal = candidates_per_signal if mode == "fused" else 0
+    rows = candidate_rows(found.cosine, found.usable, found.keyword, adjacent, per_signal)
+    dense = _dense(found.cosine[rows], found.usable[rows], settings)
+    keyword = found.keyword[rows]
     model = relevance_model or packaged_relevance_model()
     relevance = model.probability(
-        relevance_features(found.cosine, keyword, found.usable, index.created_at)
+        relevance_features_at(rows, found.cosine, found.keyword, found.usable, adjacent)
     )
-    if mode == "dense":
-        floored = dense
-    elif mode == "keyword":
-        floored = keyword
-    else:
-        floored = relevance
-    modifiers = _modifiers(index, now, settings)
+    floored = {"dense": dense, "keyword": keyword}.get(mode, relevance)
+    modifiers = _modifiers(index, now, settings, rows)
     scores = floored * modifiers
     # NaN: a row `_modifiers` leaves out (superseded, procedural, not valid now): it
     # sorts last and never passes `min_score`.
@@ -261,21 +269,21 @@ def rank(
         # The model's probabilities assume the scope holds evidence for the turn; a
         # memory sharing no keyword term and scoring under `dense_floor` (what unrelated
         # texts score) is evidence of nothing, however few memories compete with it.
-        left_out |= (found.shared_terms == 0) & (dense <= 0)
+        left_out |= (found.shared_terms[rows] == 0) & (dense <= 0)
     scores = np.where(left_out, -np.inf, scores)
     floored = np.where(left_out, -np.inf, floored)
     order = top_rows(scores, top_k)
     return [
         ScoredMemory(
-            index.records[row],
-            round(float(scores[row]), 4),
-            float(dense[row]),
-            float(keyword[row]),
-            round(float(relevance[row]), 4),
-            int(found.shared_terms[row]),
+            index.records[rows[at]],
+            round(float(scores[at]), 4),
+            float(dense[at]),
+            float(keyword[at]),
+            round(float(relevance[at]), 4),
+            int(found.shared_terms[rows[at]]),
         )
-        for row in order
-        if floored[row] >= settings.min_score
+        for at in order
+        if floored[at] >= settings.min_score
     ]
 
 
@@ -367,16 +375,19 @@ def _half_lives_days(settings: MemoryRankingPolicy) -> Floats:
     )
 
 
-def _modifiers(index: ScopeIndex, now: float, settings: MemoryRankingPolicy) -> Floats:
-    """Per row: the factor relevance is scaled by, NaN for a row left out."""
-    age_days = np.maximum(now - index.last_used_at, 0.0) / _SECONDS_PER_DAY
-    half_lives = _half_lives_days(settings)[index.kind_codes]
+def _modifiers(
+    index: ScopeIndex, now: float, settings: MemoryRankingPolicy, rows: Indices
+) -> Floats:
+    """Per row of `rows`: the factor relevance is scaled by, NaN for a row left out."""
+    age_days = np.maximum(now - index.last_used_at[rows], 0.0) / _SECONDS_PER_DAY
+    half_lives = _half_lives_days(settings)[index.kind_codes[rows]]
     recency = 0.5 ** (age_days / np.maximum(half_lives, 1e-6))
-    access = np.minimum(np.log1p(index.access_count) / _ACCESS_SATURATION, 1.0)
+    access = np.minimum(np.log1p(index.access_count[rows]) / _ACCESS_SATURATION, 1.0)
     base = 1.0 - settings.recency_weight - settings.access_weight
     factor = base + settings.recency_weight * recency + settings.access_weight * access
-    started = np.isnan(index.valid_from) | (now >= index.valid_from)
-    not_ended = np.isnan(index.valid_to) | (now < index.valid_to)
+    valid_from, valid_to = index.valid_from[rows], index.valid_to[rows]
+    started = np.isnan(valid_from) | (now >= valid_from)
+    not_ended = np.isnan(valid_to) | (now < valid_to)
     # A stale factor of 0 leaves facts that do not hold at `now` out altogether (NaN),
     # rather than ranking them at 0 where a `min_score` of 0 would still let them in.
     stale = settings.stale_factor if settings.stale_factor > 0 else np.nan

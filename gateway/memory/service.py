@@ -10,15 +10,17 @@ import logging
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
 
 from gateway.embed.protocol import Embedder
-from gateway.errors import GatewayInternalError
 from gateway.knowledge.records import KNOWLEDGE_SOURCE
-from gateway.memory.guard import GuardVerdict, inspect_memory_content
+from gateway.memory.access import AccessRecorder
+from gateway.memory.guard import inspect_memory_content
+from gateway.memory.new_memory import MemoryRejected as MemoryRejected
+from gateway.memory.new_memory import NewMemory as NewMemory
+from gateway.memory.new_memory import WriteOnce as WriteOnce
+from gateway.memory.ranked import ranked_once_per_text
 from gateway.memory.records import (
-    MemoryKind,
     MemoryRecord,
     MemoryScope,
     Vector,
@@ -27,8 +29,8 @@ from gateway.memory.records import (
 )
 from gateway.memory.relevance import RelevanceScorer
 from gateway.memory.retrieval import RankMode, ScopeIndex, ScoredMemory, TermCache, rank
+from gateway.memory.search_memo import SearchMemo, next_validity_change
 from gateway.memory.session import SessionTurn, merge_turn
-from gateway.memory.text import dedup_key
 from gateway.memory.versions import infer_kind, plan_supersession, rule_key
 from gateway.policy.memory import MemoryPolicy
 from gateway.storage.protocols import (
@@ -50,26 +52,6 @@ logger = logging.getLogger(__name__)
 # GIL; see docs/measurements.md#memory-indexing-and-ranking-off-the-event-loop).
 # Smaller scopes are done in place, cheaper than the thread hop.
 INDEX_IN_THREAD_ABOVE_RECORDS = 500
-RANK_IN_THREAD_ABOVE_RECORDS = 2000
-
-
-@dataclass(frozen=True, slots=True)
-class NewMemory:
-    """A memory as a client asks to store it (already validated)."""
-
-    content: str
-    source: str = ""
-    tags: tuple[str, ...] = ()
-    metadata: dict[str, Any] = field(default_factory=dict)
-    created_at: float | None = None  # None: now
-    valid_from: float | None = None
-    valid_to: float | None = None
-    kind: MemoryKind | None = None  # None: inferred (`versions.infer_kind`)
-    key: str | None = None  # None: from the rules for semantic statements
-    entity: str | None = None
-    occurred_at: float | None = None
-    supersedes: str | None = None  # an id of the scope this write replaces
-    supersede: bool = True  # false: keep same-key memories current too
 
 
 # Attempts at a keyed write whose same-key versions another write superseded meanwhile.
@@ -77,29 +59,11 @@ _SUPERSEDE_ATTEMPTS = 3
 
 
 @dataclass(frozen=True, slots=True)
-class WriteOnce:
-    """An `Idempotency-Key` write: `render` turns the stored records into the answer
-    that a retry with the same key gets back instead of a second copy."""
-
-    key: str
-    fingerprint: str
-    render: Callable[[Sequence[MemoryRecord]], bytes]
-
-
-class MemoryRejected(GatewayInternalError):
-    """A memory failed the write guard and the policy says reject."""
-
-    def __init__(self, index: int, verdict: GuardVerdict) -> None:
-        super().__init__(verdict.message)
-        self.index = index
-        self.verdict = verdict
-
-
-@dataclass(frozen=True, slots=True)
 class _CachedScope:
     version: str
     built_at: float  # monotonic
     index: ScopeIndex
+    searches: SearchMemo  # of `index` only: a rebuilt index starts a new memo
 
 
 class MemoryService:
@@ -121,6 +85,8 @@ class MemoryService:
         relevance_model: RelevanceScorer | None = None,  # None: the packaged model
     ) -> None:
         self.store = store
+        # The memory stage's access counts, written after the response.
+        self.access = AccessRecorder(store)
         self.sessions = sessions
         self._embedder = embedder
         self._clock = clock
@@ -149,7 +115,7 @@ class MemoryService:
             )
         else:
             index = ScopeIndex.build(records, self._embedder.name, self._terms)
-        self._scopes[scope] = _CachedScope(version, now, index)
+        self._scopes[scope] = _CachedScope(version, now, index, SearchMemo(clock=self._clock))
         self._scopes.move_to_end(scope)
         while len(self._scopes) > self._max_cached_scopes:
             self._scopes.popitem(last=False)
@@ -292,6 +258,11 @@ class MemoryService:
             index = await self.scope_index(scope)
         if index.size == 0 or not query.strip():
             return []
+        searches = self._searches_of(scope, index) if now is None else None
+        key = (query, top_k, policy.ranking, mode)
+        memoised = None if searches is None else searches.get(key)
+        if memoised is not None:
+            return memoised
         if query_vector is None and mode != "keyword":
             query_vector = await self.embed_query(query, policy.embed_timeout_seconds)
         ranking = functools.partial(
@@ -306,7 +277,23 @@ class MemoryService:
             mode=mode,
             relevance_model=self._relevance,
         )
-        return await ranked_once_per_text(ranking, index.size, top_k)
+        results = await ranked_once_per_text(ranking, index.size, top_k)
+        if searches is not None and (query_vector is not None or mode == "keyword"):
+            searches.put(key, results, next_validity_change(index, self._clock()))
+        return results
+
+    def memoised(
+        self, scope: MemoryScope, query: str, top_k: int, policy: MemoryPolicy, index: ScopeIndex
+    ) -> list[ScoredMemory] | None:
+        """What `search` returned for the same question over `index` (the scope's index
+        read this turn) lately; None when there is no such result."""
+        searches = self._searches_of(scope, index)
+        return None if searches is None else searches.get((query, top_k, policy.ranking, "fused"))
+
+    def _searches_of(self, scope: MemoryScope, index: ScopeIndex) -> SearchMemo | None:
+        cached = self._scopes.get(scope)
+        # Only the memo of that very index: another one ranks other memories.
+        return cached.searches if cached is not None and cached.index is index else None
 
     async def delete(self, tenant: str, memory_id: str) -> bool:
         """Delete a memory and every copy of it in its user's session caches."""
@@ -378,20 +365,10 @@ class MemoryService:
     async def touch(self, tenant: str, memory_ids: Sequence[str]) -> None:
         await self.store.touch(tenant, memory_ids, self._clock())
 
+    def touch_later(self, tenant: str, memory_ids: Sequence[str]) -> None:
+        """`touch`, queued: written in the background, in order (`AccessRecorder`)."""
+        self.access.record(tenant, memory_ids, self._clock())
 
-async def ranked_once_per_text(
-    ranking: Callable[[], list[ScoredMemory]], scope_size: int, top_k: int
-) -> list[ScoredMemory]:
-    """Runs `ranking` (in a worker thread for a large scope) and keeps the best `top_k`,
-    one per distinct text (the best-scored copy): what memory and knowledge search share."""
-    ranked = (
-        await asyncio.to_thread(ranking) if scope_size > RANK_IN_THREAD_ABOVE_RECORDS else ranking()
-    )
-    seen: set[str] = set()
-    unique: list[ScoredMemory] = []
-    for scored in ranked:
-        key = dedup_key(scored.record.content)
-        if key not in seen:
-            seen.add(key)
-            unique.append(scored)
-    return unique[:top_k]
+    async def close(self) -> None:
+        """Writes the queued access counts; before the stores close."""
+        await self.access.close()

@@ -108,7 +108,9 @@ class MemoryStage:
             with timings.timed("memory_inject"):
                 injected = await self._inject(request, draft, candidates, pinned)
             if injected:
-                await self._service.touch(request.tenant, injected)
+                # Counted after the response: ranking reads the counts through a scope
+                # index that may be a minute old anyway.
+                self._service.touch_later(request.tenant, injected)
             if wants_memory and policy.capture.enabled and request.key_text and index is not None:
                 await self._capture(timings, draft, policy, scope, request.key_text, index)
         except StoreUnavailableResponse:
@@ -159,8 +161,11 @@ class MemoryStage:
             index = await self._knowledge_index(request)
             if not query or index is None or not index.size:
                 return []
-            vector = await self._query_vector(request, timings, draft, query, policy)
-            knowledge = await self._search_knowledge(request, query, vector, index)
+            # A repeated question (an exact hit) needs neither the ranking nor the vector.
+            knowledge = self._memoised_knowledge(request, query, index)
+            if knowledge is None:
+                vector = await self._query_vector(request, timings, draft, query, policy)
+                knowledge = await self._search_knowledge(request, query, vector, index)
         return this_turn([], knowledge)[: policy.session.inject_top_n]
 
     async def _retrieve(
@@ -179,17 +184,8 @@ class MemoryStage:
             retrieved: list[ScoredMemory] = []
             knowledge: list[ScoredMemory] = []
             if query and (index.size or (knowledge_index is not None and knowledge_index.size)):
-                vector = await self._query_vector(request, timings, draft, query, policy)
-                if index.size:
-                    retrieved = await self._service.search(
-                        scope,
-                        query,
-                        policy.retrieve_top_k,
-                        policy,
-                        query_vector=vector,
-                        index=index,
-                    )
-                knowledge = await self._search_knowledge(request, query, vector, knowledge_index)
+                found = _Found(index, knowledge_index)
+                retrieved, knowledge = await self._search_both(request, timings, draft, found)
             if request.session:
                 turn = await self._service.session_turn(
                     scope,
@@ -211,6 +207,44 @@ class MemoryStage:
         if self._knowledge is None or not request.policy.knowledge.enabled:
             return None
         return await self._knowledge.scope_index(KnowledgeScope(request.tenant, request.namespace))
+
+    async def _search_both(
+        self, request: ChatRequest, timings: Timings, draft: _Draft, found: _Found
+    ) -> tuple[list[ScoredMemory], list[ScoredMemory]]:
+        """The user's memories and the tenant's knowledge for the turn's question; a
+        repeated question (an exact hit) from the searches' memos, without the vector."""
+        query, policy = request.key_text, request.policy.memory
+        assert request.user is not None and query
+        scope = MemoryScope(request.tenant, request.user, request.namespace)
+        index, knowledge_index = found.memories, found.knowledge
+        top_k = policy.retrieve_top_k
+        recalled = self._service.memoised(scope, query, top_k, policy, index) if index.size else []
+        knowledge = self._memoised_knowledge(request, query, knowledge_index)
+        wants_knowledge = knowledge_index is not None and knowledge_index.size > 0
+        vector = None
+        if recalled is None or (wants_knowledge and knowledge is None):
+            vector = await self._query_vector(request, timings, draft, query, policy)
+        if recalled is None:
+            recalled = await self._service.search(
+                scope, query, top_k, policy, query_vector=vector, index=index
+            )
+        if knowledge is None:
+            knowledge = await self._search_knowledge(request, query, vector, knowledge_index)
+        return recalled, knowledge
+
+    def _memoised_knowledge(
+        self, request: ChatRequest, query: str, index: ScopeIndex | None
+    ) -> list[ScoredMemory] | None:
+        """The knowledge search of this question over `index`, when it was done lately."""
+        if self._knowledge is None or index is None or not index.size:
+            return None
+        return self._knowledge.memoised(
+            KnowledgeScope(request.tenant, request.namespace),
+            query,
+            request.policy.knowledge.retrieve_top_k,
+            request.policy.memory.ranking,
+            index,
+        )
 
     async def _search_knowledge(
         self, request: ChatRequest, query: str, vector: Any, index: ScopeIndex | None
@@ -317,6 +351,14 @@ class MemoryStage:
             except QuotaExceeded:
                 # The user is at a cap: capture stops storing, the turn goes on.
                 draft.note = "memory_limit_reached"
+
+
+@dataclass(frozen=True, slots=True)
+class _Found:
+    """The request's prepared scopes, read this turn."""
+
+    memories: ScopeIndex
+    knowledge: ScopeIndex | None
 
 
 @dataclass(slots=True)
