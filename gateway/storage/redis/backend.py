@@ -22,6 +22,7 @@ from typing import Any
 
 from gateway.cache.eviction import CapacityLedger
 from gateway.cache.limits import CapacitySettings, StoreLimits
+from gateway.cache.vector_index_settings import VectorIndexSettings
 from gateway.storage.protocols import StoreUnavailable
 from gateway.storage.redis.capacity import RedisCapacity, escape_key_part
 from gateway.storage.redis.connection import RedisConnection
@@ -76,6 +77,7 @@ class RedisBackend:
         clock: Callable[[], float] = time.time,
         capacity: CapacitySettings | None = None,
         ledger: CapacityLedger | None = None,
+        vector_index: VectorIndexSettings | None = None,
         **connection_options: Any,
     ) -> RedisBackend:
         """`index_name` comes from `index_name_for(embedder, dimensions)`; the dimensions
@@ -108,6 +110,7 @@ class RedisBackend:
                 prefix=prefix,
                 clock=clock,
                 capacity=semantic_caps,
+                settings=vector_index,
             )
         except BaseException:
             await connection.close()
