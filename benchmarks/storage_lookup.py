@@ -425,15 +425,12 @@ async def measure_store(
         for layout in LAYOUTS:
             errors_before = store.errors()
             fresh, near = await measure_layout(store.indexes[layout], layout, query_set)
-            results.append(
-                result_row(
-                    store.backend, layout, size, load_seconds, vectors, query_set, fresh, near
-                )
-                | {
-                    "memory_bytes_per_entry": round(memory_per_entry),
-                    "store_failures": store.errors() - errors_before,
-                }
+            row = result_row(
+                store.backend, layout, size, load_seconds, vectors, query_set, fresh, near
             )
+            row["memory_bytes_per_entry"] = round(memory_per_entry)
+            row["store_failures"] = store.errors() - errors_before
+            results.append(say_row(row))
     return results
 
 
@@ -458,9 +455,18 @@ def result_row(
         RANDOM: fresh.summary(with_found=False, truth=fresh_truth),
         NEAR: near.summary(with_found=True, truth=near_truth),
     }
+    return row
+
+
+def say_row(row: dict[str, Any]) -> dict[str, Any]:
+    """The row as a progress line too: a long run that is stopped still leaves its
+    numbers so far."""
+    miss, near = row[RANDOM], row[NEAR]
     _say(
-        f"{backend} {layout} {size}: miss p50 {row[RANDOM]['p50']} ms, p99 "
-        f"{row[RANDOM]['p99']} ms, recall@{TOP_K} {row[RANDOM][f'recall_at_{TOP_K}']}"
+        f"{row['backend']} {row['layout']} {row['entries']}: miss p50/p99 {miss['p50']}/"
+        f"{miss['p99']} ms, near p50/p99 {near['p50']}/{near['p99']} ms, recall@{TOP_K} "
+        f"{miss[RECALL]}/{near[RECALL]}, found {near['found']}, "
+        f"{row['memory_bytes_per_entry']} bytes/entry, load {row['load_seconds']} s"
     )
     return row
 
@@ -503,10 +509,10 @@ async def measure_scan(
             memory_per_entry = (status_kib(os.getpid(), "VmRSS") * 1024 - memory_before) / size
             fresh, near = await measure_layout(scan, layout, query_set)
             del scan
-            results.append(
-                result_row(EMBEDDED_SCAN, layout, size, 0.0, vectors, query_set, fresh, near)
-                | {"memory_bytes_per_entry": round(memory_per_entry), "store_failures": 0}
-            )
+            row = result_row(EMBEDDED_SCAN, layout, size, 0.0, vectors, query_set, fresh, near)
+            row["memory_bytes_per_entry"] = round(memory_per_entry)
+            row["store_failures"] = 0
+            results.append(say_row(row))
     return results
 
 
