@@ -50,6 +50,21 @@ def _store_capacity(
     return RedisCapacity(connection, f"{prefix}:capacity:{store}", store, limits, ledger)
 
 
+def _optional_capacity(
+    connection: RedisConnection,
+    prefix: str,
+    store: str,
+    capacity: CapacitySettings | None,
+    ledger: CapacityLedger | None,
+) -> RedisCapacity | None:
+    """The caps of the semantic index or the exact cache; None (uncapped: Redis's own
+    `maxmemory` alone bounds the store) without `capacity`."""
+    if capacity is None:
+        return None
+    limits = capacity.semantic_index if store == "semantic" else capacity.exact_cache
+    return _store_capacity(connection, prefix, store, limits, ledger)
+
+
 def dimensions_from_index_name(index_name: str) -> int | None:
     match = _DIMENSIONS_SUFFIX.search(index_name)
     return int(match.group(1)) if match else None
@@ -96,13 +111,7 @@ class RedisBackend:
                     "redis at %s is unavailable at start-up; caches fail open until it answers",
                     connection.address,
                 )
-            semantic_caps = (
-                None
-                if capacity is None
-                else _store_capacity(
-                    connection, prefix, "semantic", capacity.semantic_index, ledger
-                )
-            )
+            semantic_caps = _optional_capacity(connection, prefix, "semantic", capacity, ledger)
             semantic = await RedisVectorIndex.open(
                 connection,
                 index_name,
@@ -115,11 +124,7 @@ class RedisBackend:
         except BaseException:
             await connection.close()
             raise
-        exact_caps = (
-            None
-            if capacity is None
-            else _store_capacity(connection, prefix, "exact", capacity.exact_cache, ledger)
-        )
+        exact_caps = _optional_capacity(connection, prefix, "exact", capacity, ledger)
         return cls(
             connection=connection,
             exact=RedisExactCache(connection, prefix=prefix, capacity=exact_caps),
