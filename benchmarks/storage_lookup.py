@@ -2,31 +2,39 @@
 
     python benchmarks/storage_lookup.py --sizes 10000,100000 --queries 200 --output lookup.json
 
-Both indexes are loaded with the same random unit float32 vectors (numpy, seeded; 512
-dimensions by default), through the same `VectorIndex.add` the gateway uses, and then
-searched with `search(fingerprint, query, top_k=5)`, one query at a time, as the gateway
-does for each request. Two layouts:
+Both indexes are loaded with the same unit float32 vectors (numpy, seeded; 512
+dimensions by default; `--vectors clustered`, the default, imitates an embedder's
+topics, `random` is uniform: see gateway_tools/bench/vector_data.py), and then searched
+with `search(fingerprint, query, top_k=5)`, one query at a time, as the gateway does for
+each request. Recall@5 of every search is graded against numpy brute force over the
+same partition; memory per entry is the growth of this process's RSS (embedded) or of
+Redis's used_memory. Two layouts:
 
 - `one`: every entry in a single fingerprint partition: the worst case (one tenant, one
   model, no earlier turns, all prompts alike);
 - `spread`: the entries spread evenly over 100 fingerprints (entry i in partition i % 100).
 
-Two kinds of query, each timed: `random` (a random unit vector; nothing is near it: the
-miss path, most requests) and `near` (a stored vector of that partition plus noise, raw
-cosine ~0.95 to it: the hit path); for `near`, "found" is the fraction whose best result
-is that stored entry (the embedded index is exact; Redis searches an HNSW graph).
+Two kinds of query, each timed: `random`, shown as "miss" (a fresh vector of the same
+distribution: the miss path, most requests) and `near` (a stored vector of that
+partition plus noise, raw cosine ~0.95 to it: the hit path); for `near`, "found" is
+the fraction whose best result is that stored entry (the embedded index is exact; Redis
+searches an HNSW graph).
 
 Sizes are cumulative: the indexes are loaded up to the first size, measured, loaded on up
 to the next, measured again. Loads run `--batch` adds concurrently (asyncio.gather).
 
-Embedded: one `EmbeddedVectorIndex` per layout, in a temporary directory. Redis: a fresh
+Embedded: one `EmbeddedVectorIndex` per layout, in a temporary directory, loaded through
+the gateway's `add`, up to EMBEDDED_LIMIT entries (what it keeps per tenant); larger
+sizes time only its exact scan of one partition (`embedded-scan`). Redis: a fresh
 Redis 8 with RediSearch on loopback (`gateway.testing.redis_server`, stopped at the end),
 keys under a prefix of their own. Redis holds both layouts in ONE index: each entry's
 fingerprint tag names its partition in both layouts ("one,spread-17"; the tag field is
 comma-separated), and a query filters on one tag exactly as on a one-layout index. That
-builds the HNSW graph (~1 ms per insert on a small machine at 100k entries, the slow
-part of loading) once instead of twice; the graph spans every entry either way, as it
-does in the gateway, whose one index holds every fingerprint.
+builds the HNSW graph (the slow part of loading: ~8 ms per insert at 100k entries on a
+busy 2-core machine) once instead of twice; Redis is loaded with pipelined HSETs of the
+fields `RedisVectorIndex.add` writes (`--hnsw-m`, `--ef-construction`, `--ef-runtime`
+set the index's parameters, as `storage.vector_index` does); the graph spans every
+entry either way, as it does in the gateway, whose one index holds every fingerprint.
 
 Redis is searched through a connection with the gateway's default operation timeout
 (0.25 s, `storage.redis_timeout_seconds`); a search that times out opens the fail-open
