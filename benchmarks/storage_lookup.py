@@ -2,31 +2,39 @@
 
     python benchmarks/storage_lookup.py --sizes 10000,100000 --queries 200 --output lookup.json
 
-Both indexes are loaded with the same random unit float32 vectors (numpy, seeded; 512
-dimensions by default), through the same `VectorIndex.add` the gateway uses, and then
-searched with `search(fingerprint, query, top_k=5)`, one query at a time, as the gateway
-does for each request. Two layouts:
+Both indexes are loaded with the same unit float32 vectors (numpy, seeded; 512
+dimensions by default; `--vectors clustered`, the default, imitates an embedder's
+topics, `random` is uniform: see gateway_tools/bench/vector_data.py), and then searched
+with `search(fingerprint, query, top_k=5)`, one query at a time, as the gateway does for
+each request. Recall@5 of every search is graded against numpy brute force over the
+same partition; memory per entry is the growth of this process's RSS (embedded) or of
+Redis's used_memory. Two layouts:
 
 - `one`: every entry in a single fingerprint partition: the worst case (one tenant, one
   model, no earlier turns, all prompts alike);
 - `spread`: the entries spread evenly over 100 fingerprints (entry i in partition i % 100).
 
-Two kinds of query, each timed: `random` (a random unit vector; nothing is near it: the
-miss path, most requests) and `near` (a stored vector of that partition plus noise, raw
-cosine ~0.95 to it: the hit path); for `near`, "found" is the fraction whose best result
-is that stored entry (the embedded index is exact; Redis searches an HNSW graph).
+Two kinds of query, each timed: `random`, shown as "miss" (a fresh vector of the same
+distribution: the miss path, most requests) and `near` (a stored vector of that
+partition plus noise, raw cosine ~0.95 to it: the hit path); for `near`, "found" is
+the fraction whose best result is that stored entry (the embedded index is exact; Redis
+searches an HNSW graph).
 
 Sizes are cumulative: the indexes are loaded up to the first size, measured, loaded on up
 to the next, measured again. Loads run `--batch` adds concurrently (asyncio.gather).
 
-Embedded: one `EmbeddedVectorIndex` per layout, in a temporary directory. Redis: a fresh
+Embedded: one `EmbeddedVectorIndex` per layout, in a temporary directory, loaded through
+the gateway's `add`, up to EMBEDDED_LIMIT entries (what it keeps per tenant); larger
+sizes time only its exact scan of one partition (`embedded-scan`). Redis: a fresh
 Redis 8 with RediSearch on loopback (`gateway.testing.redis_server`, stopped at the end),
 keys under a prefix of their own. Redis holds both layouts in ONE index: each entry's
 fingerprint tag names its partition in both layouts ("one,spread-17"; the tag field is
 comma-separated), and a query filters on one tag exactly as on a one-layout index. That
-builds the HNSW graph (~1 ms per insert on a small machine at 100k entries, the slow
-part of loading) once instead of twice; the graph spans every entry either way, as it
-does in the gateway, whose one index holds every fingerprint.
+builds the HNSW graph (the slow part of loading: ~8 ms per insert at 100k entries on a
+busy 2-core machine) once instead of twice; Redis is loaded with pipelined HSETs of the
+fields `RedisVectorIndex.add` writes (`--hnsw-m`, `--ef-construction`, `--ef-runtime`
+set the index's parameters, as `storage.vector_index` does); the graph spans every
+entry either way, as it does in the gateway, whose one index holds every fingerprint.
 
 Redis is searched through a connection with the gateway's default operation timeout
 (0.25 s, `storage.redis_timeout_seconds`); a search that times out opens the fail-open
@@ -39,6 +47,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import math
+import os
 import secrets
 import statistics
 import sys
@@ -47,33 +57,43 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
+import orjson
 
+from gateway.cache.vector_index_settings import VectorIndexSettings
 from gateway.settings import StorageSettings
+from gateway.storage.embedded.partition import Partition
 from gateway.storage.embedded.vectors import EmbeddedVectorIndex
 from gateway.storage.index_name import index_name_for
 from gateway.storage.protocols import SemanticEntry, StoreUnavailable, VectorIndex
 from gateway.storage.redis.backend import RedisBackend
 from gateway.testing.redis_server import RedisServer, RedisServerUnavailable
+from gateway_tools.bench.procstats import status_kib
 from gateway_tools.bench.report import machine, machine_line, say, write_json
+from gateway_tools.bench.vector_data import KINDS, VectorSource, exact_top_k, recall
 
 Matrix = npt.NDArray[np.float32]
 
-EMBEDDED, REDIS = "embedded", "redis"
+EMBEDDED, REDIS, EMBEDDED_SCAN = "embedded", "redis", "embedded-scan"
 ONE, SPREAD = "one", "spread"
 LAYOUTS = (ONE, SPREAD)
 RANDOM, NEAR = "random", "near"
 SPREAD_PARTITIONS = 100
 TOP_K = 5
+RECALL = f"recall_at_{TOP_K}"
 # Raw cosine between a `near` query and the stored vector it was made from.
 NEAR_COSINE = 0.95
 WARMUP_QUERIES = 20
 TTL_SECONDS = 86_400.0
 REDIS_TIMEOUT_SECONDS: float = StorageSettings.model_fields["redis_timeout_seconds"].default
 REDIS_START_SECONDS = 20.0
+REDIS_PIPELINE = 500
+# The default `capacity.semantic_index.max_entries`: the embedded index is loaded up to
+# this size; above it only its exact scan is measured (see measure_scan).
+EMBEDDED_LIMIT = 100_000
 EMBEDDER = "storage-lookup-bench"
 # A small chat completion, about the size the gateway stores.
 COMPLETION: dict[str, Any] = {
@@ -95,12 +115,6 @@ def _say(message: str) -> None:
     say(message, tag="lookup")
 
 
-def unit_rows(rng: np.random.Generator, rows: int, dimensions: int) -> Matrix:
-    matrix = rng.standard_normal((rows, dimensions), dtype=np.float32)
-    matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
-    return matrix
-
-
 def near_queries(
     rng: np.random.Generator, vectors: Matrix, sources: npt.NDArray[np.int64]
 ) -> Matrix:
@@ -115,6 +129,10 @@ def near_queries(
 
 def entry_id(row: int) -> str:
     return f"e{row:07d}"
+
+
+def row_of(entry: str) -> int:
+    return int(entry[1:])
 
 
 def spread_fingerprint(row: int) -> str:
@@ -146,7 +164,10 @@ class Store:
     add: Callable[[int, Matrix], Awaitable[None]]
     indexes: dict[str, VectorIndex]
     close: Callable[[], Awaitable[None]]
+    memory_bytes: Callable[[], Awaitable[int]]  # what the store's entries occupy
     errors: Callable[[], int] = lambda: 0  # failed operations so far (Redis: circuit)
+    # Loads rows [start, stop) at once when the backend has a faster way than `add`.
+    bulk: Callable[[Matrix, int, int], Awaitable[None]] | None = None
 
 
 async def open_embedded(directory: Path, dimensions: int) -> Store:
@@ -164,10 +185,16 @@ async def open_embedded(directory: Path, dimensions: int) -> Store:
         for index in indexes.values():
             await index.close()
 
-    return Store(EMBEDDED, add, indexes, close)
+    async def rss_bytes() -> int:
+        # Both layouts' indexes live in this process: divided by two in the report.
+        return status_kib(os.getpid(), "VmRSS") * 1024
+
+    return Store(EMBEDDED, add, indexes, close, rss_bytes)
 
 
-async def open_redis(url: str, dimensions: int, load_timeout: float) -> Store:
+async def open_redis(
+    url: str, dimensions: int, load_timeout: float, hnsw: VectorIndexSettings
+) -> Store:
     prefix = f"lookup-{secrets.token_hex(4)}"
     name = index_name_for(EMBEDDER, dimensions)
     loader = await RedisBackend.open(
@@ -176,6 +203,7 @@ async def open_redis(url: str, dimensions: int, load_timeout: float) -> Store:
         index_name=name,
         dimensions=dimensions,
         operation_timeout_seconds=load_timeout,
+        vector_index=hnsw,
     )
     searcher = await RedisBackend.open(
         url,
@@ -183,6 +211,7 @@ async def open_redis(url: str, dimensions: int, load_timeout: float) -> Store:
         index_name=name,
         dimensions=dimensions,
         operation_timeout_seconds=REDIS_TIMEOUT_SECONDS,
+        vector_index=hnsw,
     )
     now = time.time()
 
@@ -190,6 +219,31 @@ async def open_redis(url: str, dimensions: int, load_timeout: float) -> Store:
         # Both layouts in one index: the tag field splits "one,spread-017" in two tags.
         fingerprint = f"{ONE},{spread_fingerprint(row)}"
         await loader.semantic.add(make_entry(row, fingerprint, now), vectors[row])
+
+    async def bulk(vectors: Matrix, start: int, stop: int) -> None:
+        # The fields `RedisVectorIndex.add` writes, HSET in pipelines of REDIS_PIPELINE
+        # (one round trip each, not one per entry): loading, not the measured path.
+        index, client = loader.semantic, loader.connection.client
+        completion = orjson.dumps(COMPLETION)
+        for first in range(start, stop, REDIS_PIPELINE):
+            async with client.pipeline(transaction=False) as pipe:
+                for row in range(first, min(first + REDIS_PIPELINE, stop)):
+                    entry = make_entry(row, f"{ONE},{spread_fingerprint(row)}", now)
+                    mapping: dict[Any, Any] = {
+                        "entry_id": entry.entry_id, "tenant": entry.tenant,
+                        "model": entry.model, "fingerprint": entry.fingerprint,
+                        "policy_version": entry.policy_version, "namespace": b"{}",
+                        "query_text": entry.query_text, "completion": completion,
+                        "created_at": entry.created_at, "expires_at": entry.expires_at,
+                        "embedding": vectors[row].astype("<f4").tobytes(),
+                    }  # fmt: skip
+                    pipe.hset(index.key_for(entry.entry_id), mapping=mapping)
+                    pipe.pexpire(index.key_for(entry.entry_id), int(TTL_SECONDS * 1000))
+                await pipe.execute()
+
+    async def used_memory() -> int:
+        info = await loader.connection.client.info("memory")
+        return int(info["used_memory"])
 
     async def close() -> None:
         await searcher.close()
@@ -200,7 +254,9 @@ async def open_redis(url: str, dimensions: int, load_timeout: float) -> Store:
         add,
         {ONE: searcher.semantic, SPREAD: searcher.semantic},
         close,
+        used_memory,
         errors=lambda: searcher.connection.failures_total,
+        bulk=bulk,
     )
 
 
@@ -213,8 +269,9 @@ class Timings:
     errors: int = 0
     found: int = 0  # near queries whose best result is their source entry
     first_error: str | None = None
+    returned: list[list[int]] = field(default_factory=list)  # rows found, per query
 
-    def summary(self, with_found: bool) -> dict[str, Any]:
+    def summary(self, with_found: bool, truth: list[list[int]]) -> dict[str, Any]:
         values = self.latencies_ms
         p99 = (
             statistics.quantiles(values, n=100, method="inclusive")[98]
@@ -228,6 +285,8 @@ class Timings:
             "max": round(max(values), 3) if values else None,
             "errors": self.errors,
             "first_error": self.first_error,
+            # A failed search returned nothing: it counts as recall 0.
+            f"recall_at_{TOP_K}": recall(self.returned, truth),
         }
         if with_found:
             answered = len(values)
@@ -235,8 +294,14 @@ class Timings:
         return result
 
 
+class Searchable(Protocol):
+    async def search(
+        self, fingerprint: str, vector: Matrix, top_k: int
+    ) -> list[tuple[SemanticEntry, float]]: ...
+
+
 async def timed_searches(
-    index: VectorIndex,
+    index: Searchable,
     fingerprints: Sequence[str],
     queries: Matrix,
     expected: Sequence[str] | None,
@@ -250,8 +315,10 @@ async def timed_searches(
         except StoreUnavailable as exc:
             timings.errors += 1
             timings.first_error = timings.first_error or f"{exc}: {exc.__cause__!r}"
+            timings.returned.append([])
             continue
         timings.latencies_ms.append((time.perf_counter() - started) * 1000)
+        timings.returned.append([row_of(hit.entry_id) for hit, _ in hits])
         if expected is not None and hits and hits[0][0].entry_id == expected[i]:
             timings.found += 1
     return timings
@@ -263,28 +330,85 @@ def fingerprints_for(layout: str, rows: npt.NDArray[np.int64]) -> list[str]:
     return [spread_fingerprint(int(row)) for row in rows]
 
 
+def true_neighbours(
+    vectors: Matrix, size: int, layout: str, targets: npt.NDArray[np.int64], queries: Matrix
+) -> list[list[int]]:
+    """Exact top-k of each query within the partition it is searched in."""
+    if layout == ONE:
+        return exact_top_k(vectors[:size], None, queries, TOP_K)
+    truth: list[list[int]] = []
+    for target, query in zip(targets.tolist(), queries, strict=True):
+        rows = np.arange(target % SPREAD_PARTITIONS, size, SPREAD_PARTITIONS)
+        truth += exact_top_k(vectors, rows, query[None, :], TOP_K)
+    return truth
+
+
 class LoadFailed(RuntimeError):
     """An add failed while loading (Redis: a timeout opened the circuit)."""
 
 
 async def load(store: Store, vectors: Matrix, start: int, stop: int, batch: int) -> float:
     started = time.perf_counter()
-    for first in range(start, stop, batch):
+    step = max(batch, 50_000) if store.bulk is not None else batch
+    for first in range(start, stop, step):
+        last = min(first + step, stop)
         try:
-            await asyncio.gather(
-                *(store.add(row, vectors) for row in range(first, min(first + batch, stop)))
-            )
+            if store.bulk is not None:
+                await store.bulk(vectors, first, last)
+            else:
+                await asyncio.gather(*(store.add(row, vectors) for row in range(first, last)))
         except StoreUnavailable as exc:
             raise LoadFailed(
                 f"{store.backend}: an add failed at about entry {first} after "
                 f"{time.perf_counter() - started:.1f} s ({exc}: {exc.__cause__!r}); "
                 "a longer --load-timeout or a smaller --batch avoids it"
             ) from exc
+        if store.bulk is not None:
+            _say(f"{store.backend}: {last} entries ({time.perf_counter() - started:.0f} s)")
     return time.perf_counter() - started
+
+
+@dataclass(slots=True)
+class QuerySet:
+    """The same queries for every backend at one size: seeded by (seed, size)."""
+
+    fresh: Matrix  # miss path: a new vector from the data's distribution
+    fresh_targets: npt.NDArray[np.int64]  # picks the spread partition searched
+    near: Matrix
+    sources: npt.NDArray[np.int64]
+    warm: Matrix
+
+    @classmethod
+    def make(
+        cls, source: VectorSource, vectors: Matrix, size: int, queries: int, seed: int
+    ) -> QuerySet:
+        rng = np.random.default_rng([seed, size])
+        fresh = source.draw(rng, queries)
+        targets = rng.integers(0, size, queries)
+        sources = rng.integers(0, size, queries)
+        near = near_queries(rng, vectors, sources)
+        warm = source.draw(rng, WARMUP_QUERIES)
+        return cls(fresh, targets, near, sources, warm)
+
+
+async def measure_layout(
+    index: Searchable, layout: str, queries: QuerySet
+) -> tuple[Timings, Timings]:
+    warm_targets = queries.fresh_targets[:WARMUP_QUERIES]
+    await timed_searches(index, fingerprints_for(layout, warm_targets), queries.warm, None)
+    fresh = await timed_searches(
+        index, fingerprints_for(layout, queries.fresh_targets), queries.fresh, None
+    )
+    expected = [entry_id(int(row)) for row in queries.sources]
+    near = await timed_searches(
+        index, fingerprints_for(layout, queries.sources), queries.near, expected
+    )
+    return fresh, near
 
 
 async def measure_store(
     store: Store,
+    source: VectorSource,
     vectors: Matrix,
     sizes: Sequence[int],
     queries: int,
@@ -293,51 +417,110 @@ async def measure_store(
 ) -> list[dict[str, Any]]:
     results: list[dict[str, Any]] = []
     loaded, load_seconds = 0, 0.0
-    dimensions = vectors.shape[1]
+    memory_before = await store.memory_bytes()
+    # Both layouts are held twice by the embedded store, once by Redis (one index).
+    copies = len(LAYOUTS) if store.backend == EMBEDDED else 1
     for size in sizes:
         _say(f"{store.backend}: loading entries {loaded}-{size}")
         load_seconds += await load(store, vectors, loaded, size, batch)
         loaded = size
+        memory_per_entry = (await store.memory_bytes() - memory_before) / (size * copies)
         _say(f"{store.backend}: {size} entries loaded ({load_seconds:.1f} s so far); searching")
         count = await store.indexes[ONE].count()
         if count != size:
             raise RuntimeError(f"{store.backend}: the index holds {count} entries, not {size}")
-        # The same queries for every backend: a generator seeded by (seed, size).
-        rng = np.random.default_rng([seed, size])
-        random_queries = unit_rows(rng, queries, dimensions)
-        random_targets = rng.integers(0, size, queries)  # picks a spread partition
-        sources = rng.integers(0, size, queries)
-        near = near_queries(rng, vectors, sources)
-        expected = [entry_id(int(row)) for row in sources]
+        query_set = QuerySet.make(source, vectors, size, queries, seed)
         for layout in LAYOUTS:
-            index = store.indexes[layout]
-            warm = unit_rows(rng, WARMUP_QUERIES, dimensions)
-            await timed_searches(
-                index, fingerprints_for(layout, random_targets[:WARMUP_QUERIES]), warm, None
-            )
             errors_before = store.errors()
-            random_timings = await timed_searches(
-                index, fingerprints_for(layout, random_targets), random_queries, None
+            fresh, near = await measure_layout(store.indexes[layout], layout, query_set)
+            row = result_row(
+                store.backend, layout, size, load_seconds, vectors, query_set, fresh, near
             )
-            near_timings = await timed_searches(
-                index, fingerprints_for(layout, sources), near, expected
-            )
-            results.append(
-                {
-                    "backend": store.backend,
-                    "layout": layout,
-                    "entries": size,
-                    "partition_entries": size if layout == ONE else size // SPREAD_PARTITIONS,
-                    "load_seconds": round(load_seconds, 2),
-                    RANDOM: random_timings.summary(with_found=False),
-                    NEAR: near_timings.summary(with_found=True),
-                    "store_failures": store.errors() - errors_before,
-                }
-            )
-            _say(
-                f"{store.backend} {layout} {size}: random p50 "
-                f"{results[-1][RANDOM]['p50']} ms, p99 {results[-1][RANDOM]['p99']} ms"
-            )
+            row["memory_bytes_per_entry"] = round(memory_per_entry)
+            row["store_failures"] = store.errors() - errors_before
+            results.append(say_row(row))
+    return results
+
+
+def result_row(
+    backend: str,
+    layout: str,
+    size: int,
+    load_seconds: float,
+    vectors: Matrix,
+    query_set: QuerySet,
+    fresh: Timings,
+    near: Timings,
+) -> dict[str, Any]:
+    fresh_truth = true_neighbours(vectors, size, layout, query_set.fresh_targets, query_set.fresh)
+    near_truth = true_neighbours(vectors, size, layout, query_set.sources, query_set.near)
+    row: dict[str, Any] = {
+        "backend": backend,
+        "layout": layout,
+        "entries": size,
+        "partition_entries": size if layout == ONE else size // SPREAD_PARTITIONS,
+        "load_seconds": round(load_seconds, 2),
+        RANDOM: fresh.summary(with_found=False, truth=fresh_truth),
+        NEAR: near.summary(with_found=True, truth=near_truth),
+    }
+    return row
+
+
+def say_row(row: dict[str, Any]) -> dict[str, Any]:
+    """The row as a progress line too: a long run that is stopped still leaves its
+    numbers so far."""
+    miss, near = row[RANDOM], row[NEAR]
+    _say(
+        f"{row['backend']} {row['layout']} {row['entries']}: miss p50/p99 {miss['p50']}/"
+        f"{miss['p99']} ms, near p50/p99 {near['p50']}/{near['p99']} ms, recall@{TOP_K} "
+        f"{miss[RECALL]}/{near[RECALL]}, found {near['found']}, "
+        f"{row['memory_bytes_per_entry']} bytes/entry, load {row['load_seconds']} s"
+    )
+    return row
+
+
+class ScanIndex:
+    """The embedded index's search over one partition, without SQLite: what a lookup
+    costs in a partition of that size (the row fetch for the few winners adds ~10 us
+    each). Used above EMBEDDED_LIMIT, where loading the full store is not the point."""
+
+    def __init__(self, vectors: Matrix, size: int, layout: str) -> None:
+        self._partitions: dict[str, Partition] = {}
+        groups = [(ONE, np.arange(size))] if layout == ONE else [
+            (spread_fingerprint(p), np.arange(p, size, SPREAD_PARTITIONS))
+            for p in range(SPREAD_PARTITIONS)
+        ]  # fmt: skip
+        for fingerprint, rows in groups:
+            partition = Partition(vectors.shape[1], len(rows))
+            partition.vectors[: len(rows)] = vectors[rows]
+            partition.expires[: len(rows)] = math.inf
+            partition.ids = [entry_id(int(row)) for row in rows]
+            partition.size = len(rows)
+            self._partitions[fingerprint] = partition
+
+    async def search(
+        self, fingerprint: str, vector: Matrix, top_k: int
+    ) -> list[tuple[SemanticEntry, float]]:
+        hits = self._partitions[fingerprint].search(vector, top_k, time.time())
+        return [(make_entry(row_of(i), fingerprint, 0.0), score) for i, score in hits]
+
+
+async def measure_scan(
+    source: VectorSource, vectors: Matrix, sizes: Sequence[int], queries: int, seed: int
+) -> list[dict[str, Any]]:
+    results: list[dict[str, Any]] = []
+    for size in sizes:
+        query_set = QuerySet.make(source, vectors, size, queries, seed)
+        for layout in LAYOUTS:
+            memory_before = status_kib(os.getpid(), "VmRSS") * 1024
+            scan = ScanIndex(vectors, size, layout)
+            memory_per_entry = (status_kib(os.getpid(), "VmRSS") * 1024 - memory_before) / size
+            fresh, near = await measure_layout(scan, layout, query_set)
+            del scan
+            row = result_row(EMBEDDED_SCAN, layout, size, 0.0, vectors, query_set, fresh, near)
+            row["memory_bytes_per_entry"] = round(memory_per_entry)
+            row["store_failures"] = 0
+            results.append(say_row(row))
     return results
 
 
@@ -351,20 +534,30 @@ async def run(
     load_timeout: float,
     workdir: Path,
     redis_url: str | None,
+    kind: str,
+    hnsw: VectorIndexSettings,
 ) -> list[dict[str, Any]]:
-    _say(f"{sizes[-1]} random unit vectors of {dimensions} dimensions (seed {seed})")
-    vectors = unit_rows(np.random.default_rng(seed), sizes[-1], dimensions)
+    _say(f"{sizes[-1]} {kind} unit vectors of {dimensions} dimensions (seed {seed})")
+    source = VectorSource(kind, sizes[-1], dimensions, seed)
+    vectors = source.draw(np.random.default_rng(seed), sizes[-1])
     results: list[dict[str, Any]] = []
     for backend in backends:
         if backend == EMBEDDED:
             store = await open_embedded(workdir / "embedded", dimensions)
+            loaded_sizes = [size for size in sizes if size <= EMBEDDED_LIMIT]
         else:
             assert redis_url is not None
-            store = await open_redis(redis_url, dimensions, load_timeout)
+            store = await open_redis(redis_url, dimensions, load_timeout, hnsw)
+            loaded_sizes = list(sizes)
         try:
-            results += await measure_store(store, vectors, sizes, queries, batch, seed)
+            results += await measure_store(
+                store, source, vectors, loaded_sizes, queries, batch, seed
+            )
         finally:
             await store.close()
+        if backend == EMBEDDED and len(loaded_sizes) < len(sizes):
+            scanned = [size for size in sizes if size > EMBEDDED_LIMIT]
+            results += await measure_scan(source, vectors, scanned, queries, seed)
     return results
 
 
@@ -385,33 +578,41 @@ def render_table(report: dict[str, Any]) -> str:
         "## semantic index lookup (no HTTP)",
         "",
         machine_line(host),
-        f"{report['dimensions']}-dim random unit float32 vectors (seed {report['seed']}); "
+        f"{report['dimensions']}-dim {report['vectors']} unit float32 vectors "
+        f"(seed {report['seed']}); Redis HNSW {report['hnsw']}; "
         f"search(fingerprint, query, top_k={report['top_k']}), one at a time, "
         f"{report['queries']} queries per kind; Redis searched with a "
         f"{report['redis_timeout_seconds']} s operation timeout",
-        "random: a random unit vector (miss path); near: a stored vector of the partition "
-        f"plus noise, cosine {NEAR_COSINE} (hit path); found: best result is that entry",
+        "miss: a fresh vector from the same distribution (miss path); near: a stored vector "
+        f"of the partition plus noise, cosine {NEAR_COSINE} (hit path); found: best result "
+        f"is that entry; recall: recall@{TOP_K} against numpy brute force (miss/near)",
         "",
-        "| backend  | layout | entries | per partition | load s | random p50 ms | "
-        "random p99 ms | near p50 ms | near p99 ms | near found | errors |",
-        "|----------|--------|--------:|--------------:|-------:|--------------:|"
-        "--------------:|------------:|------------:|-----------:|-------:|",
+        "| backend | layout | entries | per partition | load s | miss p50 ms | miss p99 ms "
+        "| near p50 ms | near p99 ms | near found | recall | bytes/entry | errors |",
+        "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|",
     ]
     for row in report["results"]:
         rnd, near = row[RANDOM], row[NEAR]
         errors = rnd["errors"] + near["errors"]
+        recalls = f"{_fmt(rnd[RECALL], 3)}/{_fmt(near[RECALL], 3)}"
         lines.append(
-            f"| {row['backend']:<8} | {row['layout']:<6} | {row['entries']:>7} "
-            f"| {row['partition_entries']:>13} | {row['load_seconds']:>6.1f} "
-            f"| {_fmt(rnd['p50']):>13} | {_fmt(rnd['p99']):>13} "
-            f"| {_fmt(near['p50']):>11} | {_fmt(near['p99']):>11} "
-            f"| {_fmt(near['found'], 3):>10} | {errors:>6} |"
+            f"| {row['backend']} | {row['layout']} | {row['entries']} "
+            f"| {row['partition_entries']} | {row['load_seconds']:.1f} "
+            f"| {_fmt(rnd['p50'])} | {_fmt(rnd['p99'])} | {_fmt(near['p50'])} "
+            f"| {_fmt(near['p99'])} | {_fmt(near['found'], 3)} | {recalls} "
+            f"| {row['memory_bytes_per_entry']} | {errors} |"
         )
     lines += [
         "",
         "load s: cumulative time to load the index up to that size "
         f"({report['batch']} concurrent adds); embedded loads each layout's index on its "
-        "own (the time covers both), Redis loads both layouts into one index.",
+        "own (the time covers both), Redis loads both layouts into one index with "
+        f"pipelined HSETs ({REDIS_PIPELINE} a round trip).",
+        "bytes/entry: embedded, this process's RSS growth per entry and layout (vectors, "
+        "ids, bookkeeping); Redis, used_memory growth per entry (hash with the completion, "
+        "the index's vector copy, HNSW graph, tags).",
+        f"embedded-scan: above {EMBEDDED_LIMIT} entries (the default cap) only the "
+        "embedded index's exact scan of one partition is timed, without SQLite.",
     ]
     if (host["cpu_count"] or 0) < 4:
         lines.append("note: Redis, the client and the embedded index share these few CPUs.")
@@ -447,11 +648,26 @@ def main() -> int:
         help="Redis operation timeout while loading, in seconds (searches use the "
         f"gateway's default, {REDIS_TIMEOUT_SECONDS} s)",
     )
+    parser.add_argument(
+        "--vectors", choices=KINDS, default="clustered", help="synthetic data (vector_data.py)"
+    )
+    defaults = VectorIndexSettings()
+    parser.add_argument("--hnsw-m", type=int, default=defaults.hnsw_m)
+    parser.add_argument("--ef-construction", type=int, default=defaults.hnsw_ef_construction)
+    parser.add_argument("--ef-runtime", type=int, default=defaults.hnsw_ef_runtime)
     parser.add_argument("--output", help="also write the results as JSON to this path")
     args = parser.parse_args()
     if args.queries < 1 or args.dimensions < 2 or args.batch < 1:
         parser.error("--queries, --batch must be positive and --dimensions at least 2")
     backends = (EMBEDDED, REDIS) if args.backend == "both" else (args.backend,)
+    try:
+        hnsw = VectorIndexSettings(
+            hnsw_m=args.hnsw_m,
+            hnsw_ef_construction=args.ef_construction,
+            hnsw_ef_runtime=args.ef_runtime,
+        )
+    except ValueError as exc:
+        parser.error(str(exc))
     started = time.monotonic()
     redis: RedisServer | None = None
     with tempfile.TemporaryDirectory(prefix="storage-lookup-") as tmp:
@@ -471,6 +687,8 @@ def main() -> int:
                     args.load_timeout,
                     workdir,
                     redis.url if redis is not None else None,
+                    args.vectors,
+                    hnsw,
                 )
             )
         except RedisServerUnavailable as exc:
@@ -491,6 +709,8 @@ def main() -> int:
         "queries": args.queries,
         "top_k": TOP_K,
         "seed": args.seed,
+        "vectors": args.vectors,
+        "hnsw": hnsw.model_dump(),
         "batch": args.batch,
         "redis_timeout_seconds": REDIS_TIMEOUT_SECONDS,
         "redis_load_timeout_seconds": args.load_timeout,

@@ -23,6 +23,7 @@ from pydantic import (
 
 from gateway.audit_trail.settings import AuditTrailSettings
 from gateway.cache.limits import CapacitySettings
+from gateway.cache.vector_index_settings import VectorIndexSettings
 from gateway.errors import GatewayInternalError
 from gateway.keys.settings import RuntimeKeySettings
 from gateway.spend.settings import SpendSettings
@@ -111,6 +112,7 @@ class StorageSettings(StrictModel):
     # Every Redis call is bounded: a slow Redis must not slow the gateway down.
     redis_timeout_seconds: float = Field(default=0.25, gt=0, le=10)
     redis_connect_timeout_seconds: float = Field(default=0.5, gt=0, le=30)
+    vector_index: VectorIndexSettings = Field(default_factory=VectorIndexSettings)
 
     @model_validator(mode="after")
     def _redis_needs_url(self) -> StorageSettings:

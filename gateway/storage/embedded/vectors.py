@@ -15,15 +15,17 @@ SQLite row is fetched only for the few winners, so completions are never held in
 Capacity: the index holds at most `capacity.semantic_index` entries and bytes (globally
 and per tenant); past a cap the least recently used entry (stored, or returned by a
 served) is removed from memory and disk at once, so the vectors held stay bounded
-however many fingerprints (namespaces) traffic creates. Partitions start at one row and
-shrink when mostly empty: a fingerprint with one entry costs one vector.
+however many fingerprints (namespaces) traffic creates. One tenant holds at most
+`EXACT_SEARCH_MAX_TENANT_ENTRIES` entries whatever the caps say: exact search is not
+meant for a million entries in one fingerprint (the Redis backend is). Partitions start
+at one row and shrink when mostly empty: a fingerprint with one entry costs one vector.
 
 Threading: all work (SQLite and the numpy search) runs on the database's single worker
 thread. The in-memory partitions (`partition.py`) are therefore touched by one thread
 only and need no locks, and numpy releases the GIL during the product, so the event
 loop keeps serving.
 
-At ~480 lines this module is over the ~400-line target on purpose: the rows on disk, the
+At ~520 lines this module is over the ~400-line target on purpose: the rows on disk, the
 partitions in memory and the LRU caps are one piece of state kept consistent by one
 thread, and most methods below change all three together.
 """
@@ -53,6 +55,14 @@ logger = logging.getLogger(__name__)
 # Little-endian on disk whatever the host, so a data directory can move between machines.
 _DISK_DTYPE = np.dtype("<f4")
 _INDEX_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+# Where exact search stops being cheap: a search scans a whole fingerprint, ~2 KiB per
+# entry at 512 dimensions, and one tenant's entries may all share one fingerprint. The
+# curve (benchmarks/storage_lookup.py; README, "Semantic index at scale"): a few ms at
+# 10k entries, tens of ms at 100k, about a second at 1M on a small machine. So one
+# tenant holds at most this many entries here, whatever `capacity.semantic_index`
+# allows (its oldest are evicted, as past any cap); larger tenants need the Redis
+# backend, whose HNSW index is searched in a few ms at 1M.
+EXACT_SEARCH_MAX_TENANT_ENTRIES = 100_000
 
 SEMANTIC_SCHEMA = """
 CREATE TABLE IF NOT EXISTS semantic_entries (
@@ -72,6 +82,21 @@ CREATE TABLE IF NOT EXISTS semantic_meta (key TEXT PRIMARY KEY, value TEXT NOT N
 """
 
 
+def _within_exact_search(limits: StoreLimits, max_tenant_entries: int, name: str) -> StoreLimits:
+    """The caps, with the per-tenant entry cap lowered to what exact search serves."""
+    if limits.tenant_entries() <= max_tenant_entries:
+        return limits
+    logger.warning(
+        "semantic index %s: capacity.semantic_index allows %d entries per tenant, but the "
+        "embedded index searches exactly and keeps at most %d per tenant (the oldest are "
+        "evicted past that); use storage.backend redis for larger tenants",
+        name,
+        limits.tenant_entries(),
+        max_tenant_entries,
+    )
+    return limits.model_copy(update={"max_entries_per_tenant": max_tenant_entries})
+
+
 class EmbeddedVectorIndex:
     """`VectorIndex` in one SQLite file, searched in memory. Build it with `open()`."""
 
@@ -82,6 +107,7 @@ class EmbeddedVectorIndex:
         name: str = "semantic",
         limits: StoreLimits | None = None,
         ledger: CapacityLedger | None = None,
+        max_tenant_entries: int = EXACT_SEARCH_MAX_TENANT_ENTRIES,
     ) -> None:
         self._db = database
         self._name = name
@@ -90,7 +116,7 @@ class EmbeddedVectorIndex:
         self._partitions: dict[str, Partition] = {}
         # entry_id -> (fingerprint, row): re-adding an id replaces its vector.
         self._rows: dict[str, tuple[str, int]] = {}
-        self._limits = limits or StoreLimits()
+        self._limits = _within_exact_search(limits or StoreLimits(), max_tenant_entries, name)
         self._ledger = ledger
         # LRU bookkeeping, per tenant: entry_id -> last used (oldest first), and what
         # each entry counts against the caps.
@@ -110,6 +136,7 @@ class EmbeddedVectorIndex:
         clock: Callable[[], float] = time.time,
         limits: StoreLimits | None = None,
         ledger: CapacityLedger | None = None,
+        max_tenant_entries: int = EXACT_SEARCH_MAX_TENANT_ENTRIES,
     ) -> EmbeddedVectorIndex:
         if not _INDEX_NAME.fullmatch(index_name):
             raise ValueError(f"unsafe index name {index_name!r}; use index_name_for()")
@@ -117,7 +144,14 @@ class EmbeddedVectorIndex:
         await database.open(
             SEMANTIC_SCHEMA, (("semantic_entries", "namespace", "TEXT NOT NULL DEFAULT '{}'"),)
         )
-        index = cls(database, clock=clock, name=index_name, limits=limits, ledger=ledger)
+        index = cls(
+            database,
+            clock=clock,
+            name=index_name,
+            limits=limits,
+            ledger=ledger,
+            max_tenant_entries=max_tenant_entries,
+        )
         try:
             await database.run(index._load)
         except BaseException:

@@ -22,6 +22,7 @@ from typing import Any
 
 from gateway.cache.eviction import CapacityLedger
 from gateway.cache.limits import CapacitySettings, StoreLimits
+from gateway.cache.vector_index_settings import VectorIndexSettings
 from gateway.storage.protocols import StoreUnavailable
 from gateway.storage.redis.capacity import RedisCapacity, escape_key_part
 from gateway.storage.redis.connection import RedisConnection
@@ -47,6 +48,21 @@ def _store_capacity(
     ledger: CapacityLedger | None,
 ) -> RedisCapacity:
     return RedisCapacity(connection, f"{prefix}:capacity:{store}", store, limits, ledger)
+
+
+def _optional_capacity(
+    connection: RedisConnection,
+    prefix: str,
+    store: str,
+    capacity: CapacitySettings | None,
+    ledger: CapacityLedger | None,
+) -> RedisCapacity | None:
+    """The caps of the semantic index or the exact cache; None (uncapped: Redis's own
+    `maxmemory` alone bounds the store) without `capacity`."""
+    if capacity is None:
+        return None
+    limits = capacity.semantic_index if store == "semantic" else capacity.exact_cache
+    return _store_capacity(connection, prefix, store, limits, ledger)
 
 
 def dimensions_from_index_name(index_name: str) -> int | None:
@@ -76,6 +92,7 @@ class RedisBackend:
         clock: Callable[[], float] = time.time,
         capacity: CapacitySettings | None = None,
         ledger: CapacityLedger | None = None,
+        vector_index: VectorIndexSettings | None = None,
         **connection_options: Any,
     ) -> RedisBackend:
         """`index_name` comes from `index_name_for(embedder, dimensions)`; the dimensions
@@ -94,13 +111,7 @@ class RedisBackend:
                     "redis at %s is unavailable at start-up; caches fail open until it answers",
                     connection.address,
                 )
-            semantic_caps = (
-                None
-                if capacity is None
-                else _store_capacity(
-                    connection, prefix, "semantic", capacity.semantic_index, ledger
-                )
-            )
+            semantic_caps = _optional_capacity(connection, prefix, "semantic", capacity, ledger)
             semantic = await RedisVectorIndex.open(
                 connection,
                 index_name,
@@ -108,15 +119,12 @@ class RedisBackend:
                 prefix=prefix,
                 clock=clock,
                 capacity=semantic_caps,
+                settings=vector_index,
             )
         except BaseException:
             await connection.close()
             raise
-        exact_caps = (
-            None
-            if capacity is None
-            else _store_capacity(connection, prefix, "exact", capacity.exact_cache, ledger)
-        )
+        exact_caps = _optional_capacity(connection, prefix, "exact", capacity, ledger)
         return cls(
             connection=connection,
             exact=RedisExactCache(connection, prefix=prefix, capacity=exact_caps),

@@ -37,6 +37,7 @@ async def open_redis_storage(
         operation_timeout_seconds=settings.redis_timeout_seconds,
         connect_timeout_seconds=settings.redis_connect_timeout_seconds,
         capacity=capacity,
+        vector_index=settings.vector_index,
         ledger=ledger,
     )
     memories = RedisMemoryStore(backend, capacity.memories)

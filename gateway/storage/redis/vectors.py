@@ -6,7 +6,8 @@ Layout, for `index_name = index_name_for(embedder, dimensions)`:
   `<prefix>:semantic:<index_name>:<entry_id>`: the embedder is in the name, so vectors
   of two models are never compared, and switching models starts an empty index;
 - tags entry_id, tenant, fingerprint, model, policy_version; numerics created_at,
-  expires_at; `embedding` is an HNSW / COSINE / FLOAT32 vector; query_text and
+  expires_at; `embedding` is an HNSW / COSINE / FLOAT32 vector (M, EF_CONSTRUCTION and
+  EF_RUNTIME from `storage.vector_index`); query_text and
   completion (orjson) are stored in the hash but not indexed;
 - each hash carries its own TTL (PEXPIRE to `expires_at`), so Redis drops old entries
   and the index with them; a query also filters on `expires_at`, so entries past it but
@@ -53,6 +54,7 @@ from redisvl.query.filter import Num
 from redisvl.schema import IndexSchema
 
 from gateway.cache.purge import PurgeFilter
+from gateway.cache.vector_index_settings import VectorIndexSettings
 from gateway.storage.protocols import SemanticEntry, StoreUnavailable
 from gateway.storage.redis.capacity import RedisCapacity
 from gateway.storage.redis.connection import RedisConnection
@@ -62,10 +64,6 @@ from gateway.telemetry.throttled_log import ThrottledLogger
 logger = logging.getLogger(__name__)
 
 _INDEX_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
-# HNSW's default candidate list (10) loses true neighbours once a fingerprint holds ~100k
-# entries; 200 finds nearly all of them for little more time (see
-# docs/measurements.md#hnsw-candidate-list-redis). Small indexes are scanned exactly.
-HNSW_EF_RUNTIME = 200
 _VECTOR_FIELD = "embedding"
 _DISTANCE_FIELD = "vector_distance"
 # Characters RediSearch's tag syntax gives a meaning to. redisvl's TokenEscaper leaves
@@ -92,7 +90,7 @@ return account(KEYS[1])
 _MISSING_INDEX = ("no such index", "unknown index name", "unknown index")
 
 
-def _schema(name: str, key_prefix: str, dimensions: int) -> IndexSchema:
+def _schema(name: str, key_prefix: str, dimensions: int, hnsw: VectorIndexSettings) -> IndexSchema:
     tags = ("entry_id", "tenant", "fingerprint", "model", "policy_version")
     return IndexSchema.from_dict(
         {
@@ -114,6 +112,10 @@ def _schema(name: str, key_prefix: str, dimensions: int) -> IndexSchema:
                         "algorithm": "hnsw",
                         "distance_metric": "cosine",
                         "datatype": "float32",
+                        # Fixed at FT.CREATE; EF_RUNTIME is also sent with each query.
+                        "m": hnsw.hnsw_m,
+                        "ef_construction": hnsw.hnsw_ef_construction,
+                        "ef_runtime": hnsw.hnsw_ef_runtime,
                     },
                 },
             ],
@@ -139,6 +141,7 @@ class RedisVectorIndex:
         prefix: str = "gateway",
         clock: Callable[[], float] = time.time,
         capacity: RedisCapacity | None = None,
+        settings: VectorIndexSettings | None = None,
     ) -> None:
         if not _INDEX_NAME.fullmatch(index_name):
             raise ValueError(f"unsafe index name {index_name!r}; use index_name_for()")
@@ -149,8 +152,9 @@ class RedisVectorIndex:
         self._clock = clock
         self.name = f"{prefix}-semantic-{index_name}"
         self.key_prefix = f"{prefix}:semantic:{index_name}"
+        self.settings = settings or VectorIndexSettings()
         self._index = AsyncSearchIndex(
-            _schema(self.name, self.key_prefix, dimensions),
+            _schema(self.name, self.key_prefix, dimensions, self.settings),
             redis_client=connection.client,
             owns_client=False,
         )
@@ -174,12 +178,19 @@ class RedisVectorIndex:
         prefix: str = "gateway",
         clock: Callable[[], float] = time.time,
         capacity: RedisCapacity | None = None,
+        settings: VectorIndexSettings | None = None,
     ) -> RedisVectorIndex:
         """Create the search index if missing (safe when it exists). With Redis down,
         return anyway: the index is created on first use. A server without search
         raises `RedisSearchMissing`."""
         index = cls(
-            connection, index_name, dimensions, prefix=prefix, clock=clock, capacity=capacity
+            connection,
+            index_name,
+            dimensions,
+            prefix=prefix,
+            clock=clock,
+            capacity=capacity,
+            settings=settings,
         )
         try:
             await index.ensure_index()
@@ -319,7 +330,7 @@ class RedisVectorIndex:
             "RETURN", len(fields), *fields,
             "SORTBY", _DISTANCE_FIELD, "ASC",
             "LIMIT", 0, int(top_k),
-            "PARAMS", 4, "vector", blob, "EF", HNSW_EF_RUNTIME,
+            "PARAMS", 4, "vector", blob, "EF", self.settings.hnsw_ef_runtime,
             "DIALECT", 2,
         ]  # fmt: skip
 
