@@ -42,6 +42,11 @@ class HitRateDropMonitor:
         # tenant -> minute -> [requests, hits]
         self._minutes: dict[str, dict[int, list[int]]] = {}
         self._firing: set[str] = set()
+        # tenant -> (minute, the reference rate in that minute). The reference spans end
+        # `recent_minutes` or more before now, so within a minute only a record that
+        # far back (a request slower than that) changes it: computed once per minute,
+        # not for every request (it reads the whole window).
+        self._references: dict[str, tuple[int, float | None]] = {}
 
     def add(self, record: DecisionRecord) -> None:
         if not self._settings.enabled or record.layer not in _CACHEABLE:
@@ -50,6 +55,9 @@ class HitRateDropMonitor:
         counts = self._minutes.setdefault(record.tenant, {}).setdefault(minute, [0, 0])
         counts[0] += 1
         counts[1] += int(record.layer in _HITS)
+        cached = self._references.get(record.tenant)
+        if cached is not None and minute <= cached[0] - self._settings.recent_minutes:
+            del self._references[record.tenant]
         self._prune(record.tenant, minute)
         self.check(record.tenant)
 
@@ -74,12 +82,12 @@ class HitRateDropMonitor:
         now = int(self._clock() // _MINUTE_SECONDS)
         span = settings.recent_minutes
         recent = self._rate(minutes, now - span + 1, now)
-        reference: float | None = None
-        first = now - settings.window_minutes + 1
-        for start in range(first, now - 2 * span + 2):
-            rate = self._rate(minutes, start, start + span - 1)
-            if rate is not None and (reference is None or rate > reference):
-                reference = rate
+        cached = self._references.get(tenant)
+        if cached is not None and cached[0] == now:
+            reference = cached[1]
+        else:
+            reference = self._reference(minutes, now)
+            self._references[tenant] = (now, reference)
         drop = 0.0
         if recent is not None and reference is not None:
             drop = max(0.0, (reference - recent) * 100)
@@ -88,6 +96,18 @@ class HitRateDropMonitor:
         needed = settings.points / 2 if tenant in self._firing else settings.points
         firing = settings.enabled and recent is not None and drop >= needed
         return HitRateDrop(tenant, firing, round(drop, 2), recent, reference)
+
+    def _reference(self, minutes: dict[int, list[int]], now: int) -> float | None:
+        """The best rate of any `recent_minutes` span earlier in the window."""
+        settings = self._settings
+        span = settings.recent_minutes
+        reference: float | None = None
+        first = now - settings.window_minutes + 1
+        for start in range(first, now - 2 * span + 2):
+            rate = self._rate(minutes, start, start + span - 1)
+            if rate is not None and (reference is None or rate > reference):
+                reference = rate
+        return reference
 
     def check(self, tenant: str) -> HitRateDrop:
         state = self.evaluate(tenant)

@@ -4,6 +4,7 @@ not, and it clears when the rate recovers."""
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 
 import pytest
@@ -76,3 +77,18 @@ def test_it_clears_when_the_rate_recovers() -> None:
     _minutes(monitor, clock, 6, 0.8)
     clock.now -= 60
     assert not monitor.check("acme").firing
+
+
+def test_a_late_record_of_an_earlier_minute_moves_the_reference() -> None:
+    # The reference is worked out once per minute; a record that lands in a minute the
+    # reference reads (a slow request) must still count.
+    clock = Clock()
+    monitor = HitRateDropMonitor(HitRateDropAlert(), clock)
+    _minutes(monitor, clock, 10, hit_share=0.5)
+    before = monitor.evaluate("acme").reference_rate
+    late = _record(clock, "exact")
+    for _ in range(100):
+        monitor.add(dataclasses.replace(late, at=clock.now - 8 * 60))
+    after = monitor.evaluate("acme").reference_rate
+    assert before == 0.5
+    assert after is not None and after > before
