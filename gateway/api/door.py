@@ -112,6 +112,8 @@ async def handle(
     already."""
     if grant is None:
         grant = await services.rate_limits.admit(chat)
+    elif grant.deferred:
+        grant = await services.rate_limits.admit_deferred(chat, grant)
     try:
         outcome = await services.pipeline.handle(chat)
     except GatewayError:

@@ -139,10 +139,11 @@ class ExactHitShortcut:
         if chat is None:
             return None
         pipeline, limits = services.pipeline, services.rate_limits
-        # The read and the rate-limit check overlap (on Redis: two round trips at once).
+        # The read and the rate-limit check overlap (on Redis: two round trips at once);
+        # the token limits are charged only if it misses (a hit spends no tokens).
         read = asyncio.ensure_future(pipeline.known_exact_read(chat))
         try:
-            grant = await limits.admit(chat)
+            grant = await limits.admit(chat, defer_tokens=True)
         except Exception:
             # A refusal charged nothing: the full path asks again and answers it.
             _abandon(read)

@@ -187,3 +187,42 @@ def test_policy_reload_that_changes_keys_is_honoured(
         time.sleep(0.2)
     assert answer.headers["x-gateway-cache"] == "miss"
     assert upstream_calls(upstream, prompt) == 2
+
+
+_SENTENCE = "Explain in plain words how plants turn sunlight, water and air into sugar."
+
+
+def _settle() -> None:
+    """Token corrections run after the response; give them a moment on this busy box."""
+    time.sleep(0.3)
+
+
+def test_a_shortcut_hit_is_not_refused_for_tokens_it_does_not_spend(
+    start_gateway: GatewayFactory, tmp_path: Path, upstream: FakeUpstream
+) -> None:
+    # 100 tokens, refilling too slowly to matter; each prompt is estimated at ~65 and
+    # corrected to the 17 the fake upstream reports.
+    gateway, _ = gateway_with_policies(
+        start_gateway,
+        tmp_path,
+        {"tenant.acme.yaml": "rate_limits:\n  tenant: {tpm: 6, token_burst: 100}\n"},
+    )
+    known = _body(unique_prompt(" ".join([_SENTENCE] * 3)))
+    _primed(gateway, known)
+    _settle()
+    for _ in range(2):  # two more answers leave ~49 tokens: under one more estimate
+        other = _post(gateway, _body(unique_prompt(" ".join([_SENTENCE] * 3))))
+        assert other.status_code == 200 and other.headers["x-gateway-cache"] == "miss"
+        _settle()
+    before = _shortcut_hits(gateway)
+
+    hit = _post(gateway, known)
+
+    assert hit.status_code == 200 and hit.headers["x-gateway-cache"] == "exact"
+    assert _shortcut_hits(gateway) == before + 1
+    # A miss still needs its estimate: refused before the provider call.
+    refused_prompt = unique_prompt(" ".join([_SENTENCE] * 3))
+    refused = _post(gateway, _body(refused_prompt))
+    assert refused.status_code == 429
+    assert refused.json()["error"]["type"] == "tokens"
+    assert upstream_calls(upstream, refused_prompt) == 0
