@@ -33,6 +33,8 @@ from gateway.api import (
     tool_cache,
 )
 from gateway.api.errors import install_error_handlers
+from gateway.api.hit_memo import HitMemo
+from gateway.api.hit_shortcut import ExactHitShortcut
 from gateway.api.request_id import RequestIdMiddleware
 from gateway.api.v1_alias import V1AliasMiddleware
 from gateway.components import ComponentsFactory, load_components
@@ -125,6 +127,12 @@ def create_app(
             allow_headers=["*"],
             expose_headers=["x-request-id", "x-gateway-cache", "x-gateway-cache-reason"],
         )
+    shortcut = config.server.exact_hit_shortcut
+    if shortcut.enabled:
+        # Inside the alias and the request id: it sees `/v1` paths and has an id.
+        memo = HitMemo(shortcut.max_entries, shortcut.max_body_bytes)
+        app.state.hit_memo = memo
+        app.add_middleware(ExactHitShortcut, memo=memo)
     # Every /v1 route also without the prefix (routers included above or later).
     app.add_middleware(V1AliasMiddleware, routes=lambda: app.routes)
     app.add_middleware(RequestIdMiddleware)

@@ -21,6 +21,7 @@ from pydantic import (
     model_validator,
 )
 
+from gateway.api.shortcut_settings import ExactHitShortcutSettings
 from gateway.audit_trail.settings import AuditTrailSettings
 from gateway.cache.limits import CapacitySettings
 from gateway.cache.vector_index_settings import VectorIndexSettings
@@ -227,6 +228,7 @@ class ServerSettings(StrictModel):
     # Requests in flight in this process; beyond it a new request is a 503 with
     # retry-after (requests mostly wait on the provider, so this is far above the cores).
     max_concurrent_requests: int = Field(default=1000, ge=1)
+    exact_hit_shortcut: ExactHitShortcutSettings = Field(default_factory=ExactHitShortcutSettings)
 
 
 class SemanticSettings(StrictModel):

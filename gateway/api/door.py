@@ -27,6 +27,7 @@ from gateway.api.scope import (
 from gateway.auth import Principal
 from gateway.errors import GatewayError, ModelNotFound
 from gateway.limits.outcome import settle_outcome
+from gateway.limits.service import Grant
 from gateway.pipeline.decision import Decision
 from gateway.pipeline.reasons import Layer
 from gateway.pipeline.request import ChatRequest
@@ -34,6 +35,9 @@ from gateway.pipeline.runner import CompletionOutcome, StreamOutcome
 from gateway.wiring import Services
 
 MODEL_HEADER = "x-gateway-model"
+# scope["state"] key: the rate-limit grant the exact-hit shortcut (`hit_shortcut.py`)
+# charged before handing the request to the full path, which then charges nothing again.
+PREADMITTED_GRANT = "gateway.preadmitted_grant"
 
 
 def cache_headers(decision: Decision) -> dict[str, str]:
@@ -92,11 +96,24 @@ def chat_request(
     )
 
 
-async def handle(services: Services, chat: ChatRequest) -> CompletionOutcome | StreamOutcome:
+def preadmitted(request: Request) -> Grant | None:
+    """What the exact-hit shortcut already charged for this request (once)."""
+    state = request.scope.get("state")
+    grant = None if state is None else state.pop(PREADMITTED_GRANT, None)
+    return grant if isinstance(grant, Grant) else None
+
+
+async def handle(
+    services: Services, chat: ChatRequest, grant: Grant | None = None
+) -> CompletionOutcome | StreamOutcome:
     """The pipeline's outcome; an unexpected failure becomes the gateway's 500. The
     rate limits come first (a 429 before even an exact hit) and settle their token
-    estimate once the answer is known (`gateway/limits`)."""
-    grant = await services.rate_limits.admit(chat)
+    estimate once the answer is known (`gateway/limits`); `grant`: they were charged
+    already."""
+    if grant is None:
+        grant = await services.rate_limits.admit(chat)
+    elif grant.deferred:
+        grant = await services.rate_limits.admit_deferred(chat, grant)
     try:
         outcome = await services.pipeline.handle(chat)
     except GatewayError:

@@ -45,6 +45,8 @@ class Grant:
     tokens: tuple[RateBucket, ...] = ()
     estimate: int = 0
     hits_count_tokens: bool = False
+    # The token limits apply but were not charged yet (`admit(defer_tokens=True)`).
+    deferred: bool = False
 
 
 NO_GRANT = Grant()
@@ -82,21 +84,54 @@ class RequestLimits:
         self._failures = ThrottledLogger(logger, interval_seconds=60)
         self._corrections: set[asyncio.Task[None]] = set()
 
-    async def admit(self, request: ChatRequest) -> Grant:
-        """Charge the request, or raise `RateLimited` (429)."""
+    async def admit(self, request: ChatRequest, *, defer_tokens: bool = False) -> Grant:
+        """Charge the request, or raise `RateLimited` (429). `defer_tokens` (the exact-hit
+        shortcut, before it knows whether it hits): the request limits only, when a hit
+        would not count against the token limits; `admit_deferred` charges the tokens
+        once the lookup missed. So a hit costs one limiter call and no token estimate."""
         policy = self._tenant_policy(request.tenant)
         limits = policy.rate_limits
         if not limits.limited():
             return NO_GRANT
         needs_tokens = limits.tenant.tpm is not None or limits.key.tpm is not None
-        estimate = self._estimate(request.model, request.body) if needs_tokens else None
-        requests, tokens = _buckets(f"t:{request.tenant}", limits.tenant, estimate)
+        deferred = needs_tokens and defer_tokens and not limits.hits_count_tokens
+        estimate = (
+            self._estimate(request.model, request.body) if needs_tokens and not deferred else None
+        )
+        requests, tokens = self._buckets(request, limits.tenant, limits.key, estimate)
+        grant = Grant(tuple(tokens), estimate or 0, limits.hits_count_tokens, deferred)
+        return await self._acquire(request, policy, requests + tokens, grant)
+
+    async def admit_deferred(self, request: ChatRequest, grant: Grant) -> Grant:
+        """The token charge `admit(defer_tokens=True)` left for after a missed lookup."""
+        if not grant.deferred:
+            return grant
+        policy = self._tenant_policy(request.tenant)
+        limits = policy.rate_limits
+        estimate = self._estimate(request.model, request.body)
+        _, tokens = self._buckets(request, limits.tenant, limits.key, estimate)
+        if not tokens:
+            return NO_GRANT
+        charged = Grant(tuple(tokens), estimate, limits.hits_count_tokens)
+        return await self._acquire(request, policy, tokens, charged)
+
+    @staticmethod
+    def _buckets(
+        request: ChatRequest, tenant: RateLimit, key: RateLimit, estimate: int | None
+    ) -> tuple[list[RateBucket], list[RateBucket]]:
+        requests, tokens = _buckets(f"t:{request.tenant}", tenant, estimate)
         key_id = request.principal.key_id
         if key_id is not None:
-            key_requests, key_tokens = _buckets(f"k:{key_id}", limits.key, estimate)
+            key_requests, key_tokens = _buckets(f"k:{key_id}", key, estimate)
             requests += key_requests
             tokens += key_tokens
-        buckets = requests + tokens
+        return requests, tokens
+
+    async def _acquire(
+        self, request: ChatRequest, policy: Policy, buckets: list[RateBucket], grant: Grant
+    ) -> Grant:
+        if not buckets:
+            return grant
         try:
             verdict = await self._limiter.acquire(buckets)
         except StoreUnavailable as exc:
@@ -111,7 +146,7 @@ class RequestLimits:
             if self._metrics is not None:
                 self._metrics.rate_limited.labels(request.tenant, error.scope).inc()
             raise error
-        return Grant(tuple(tokens), estimate or 0, limits.hits_count_tokens)
+        return grant
 
     def settle(self, grant: Grant, used_tokens: int | None, *, hit: bool = False) -> None:
         """Correct the estimate: `used_tokens` is what the answer cost (None: nothing was

@@ -148,6 +148,16 @@ class ChatRequest:
         return derived.exact_key
 
     @property
+    def key_text_if_computed(self) -> str | None:
+        return self._derived.key_text
+
+    def reuse_derived(self, exact_key: str, turn: ParsedTurn | None, key_text: str | None) -> None:
+        """What was computed for the same body, caller and policy before (the exact-hit
+        shortcut, `gateway/api/hit_memo.py`): not computed again."""
+        derived = self._derived
+        derived.exact_key, derived.turn, derived.key_text = exact_key, turn, key_text
+
+    @property
     def exact_key_if_computed(self) -> str | None:
         """The exact key when a stage needed it (the decision record's `cache_key`)."""
         return self._derived.exact_key

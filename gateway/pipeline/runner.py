@@ -35,13 +35,15 @@ from gateway.pipeline.exact import ExactCacheStage
 from gateway.pipeline.layers import CacheLayers, ExactRead, StoreFailureHook
 from gateway.pipeline.memory import MemoryStage
 from gateway.pipeline.namespaces import NamespaceLimiter
-from gateway.pipeline.reasons import Reason
+from gateway.pipeline.reasons import Layer, Reason
 from gateway.pipeline.request import ChatRequest
 from gateway.pipeline.semantic import SemanticCacheStage
+from gateway.pipeline.serve_check import why_not_servable
 from gateway.pipeline.single_flight import Flight, Recheck, SingleFlight
-from gateway.pipeline.values import Hit, Miss
+from gateway.pipeline.values import CACHEABLE, Hit, Miss
 from gateway.providers.protocol import Provider
 from gateway.spend.tracker import SpendTracker
+from gateway.storage.protocols import CachedCompletion
 from gateway.telemetry.recorder import DecisionRecorder
 
 __all__ = [
@@ -93,6 +95,33 @@ class ChatPipeline:
         except Exception:
             self._after.record(builder, 500)
             raise
+
+    async def known_exact_read(self, request: ChatRequest) -> CachedCompletion | None:
+        """The exact read of a request already known cacheable (the exact-hit shortcut,
+        `gateway/api/hit_shortcut.py`: the same bytes, caller and policy were classified
+        and keyed before). None sends the request down the full path, which handles it
+        as it would any other: no entry, a failed read (counted and failed open or
+        closed there), or memory that runs before the lookups (a user, tenant
+        knowledge)."""
+        if await self._memory_before_lookup(request):
+            return None
+        try:
+            return await self._layers.exact.lookup(request)
+        except Exception:
+            return None
+
+    def serve_known_exact(
+        self, request: ChatRequest, cached: CachedCompletion
+    ) -> CompletionOutcome | None:
+        """`cached` as the exact hit of a request known cacheable: the decision, record,
+        audit sampling and spend of the full path's exact hit; None when the entry may
+        not serve it (the full path then says why)."""
+        if why_not_servable(request, cached.completion, cached.created_at) is not None:
+            return None
+        builder = DecisionBuilder(request)
+        builder.classified(CACHEABLE)
+        builder.hit(Hit(cached, Layer.EXACT))
+        return self._after.serve(builder, cached.completion)
 
     async def store_answer(self, request: ChatRequest, completion: dict[str, Any]) -> bool:
         """Stage 6 alone, for an answer obtained elsewhere (`gateway cache import`):

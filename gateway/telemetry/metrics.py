@@ -130,6 +130,12 @@ class GatewayMetrics:
             ["tenant", "scope"],
             registry=registry,
         )
+        self.exact_hit_shortcut = Counter(
+            "gateway_exact_hit_shortcut",
+            "Exact hits answered by the shortcut in front of the full path "
+            "(gateway/api/hit_shortcut.py); they count in gateway_requests too.",
+            registry=registry,
+        )
         self._scrape = _ScrapeCollector()
         registry.register(self._scrape)
         # (metric, label values) -> its child. `labels()` validates and locks on every

@@ -111,3 +111,18 @@ def test_the_remembered_reference_follows_late_records_and_the_clock() -> None:
         late_seconds = rng.choice((0.0, 0.0, 0.0, 0.0, 90.0, 300.0, 600.0, -60.0))
         monitor.add(dataclasses.replace(record, at=clock.now - late_seconds))
         assert monitor.evaluate("acme").reference_rate == _recomputed(monitor, settings, "acme")
+
+
+def test_a_late_record_of_an_earlier_minute_moves_the_reference() -> None:
+    # The reference is worked out once per minute; a record that lands in a minute the
+    # reference reads (a slow request) must still count.
+    clock = Clock()
+    monitor = HitRateDropMonitor(HitRateDropAlert(), clock)
+    _minutes(monitor, clock, 10, hit_share=0.5)
+    before = monitor.evaluate("acme").reference_rate
+    late = _record(clock, "exact")
+    for _ in range(100):
+        monitor.add(dataclasses.replace(late, at=clock.now - 8 * 60))
+    after = monitor.evaluate("acme").reference_rate
+    assert before == 0.5
+    assert after is not None and after > before
