@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from gateway.settings import HitRateDropAlert
+from gateway.telemetry.alert_settings import HitRateDropAlert
 from gateway.telemetry.records import DecisionRecord
 
 logger = logging.getLogger("gateway.alerts")

@@ -9,7 +9,7 @@ import logging
 
 import pytest
 
-from gateway.settings import HitRateDropAlert
+from gateway.telemetry.alert_settings import HitRateDropAlert
 from gateway.telemetry.hit_rate_alert import HitRateDropMonitor
 from gateway.telemetry.records import DecisionRecord
 
