@@ -13,7 +13,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 # Defaults measured with benchmarks/storage_lookup.py (README, "Semantic index at scale"):
 # HNSW's own default candidate list (10) loses true neighbours once a fingerprint holds
-# ~100k entries; 200 finds nearly all of them for about 1 ms more per search.
+# ~100k entries; 200 finds nearly all of them for about 1 ms more per search
+# (docs/measurements.md#hnsw-candidate-list-redis).
 DEFAULT_HNSW_M = 16
 DEFAULT_HNSW_EF_CONSTRUCTION = 200
 DEFAULT_HNSW_EF_RUNTIME = 200

@@ -254,7 +254,9 @@ class LiteLLMProvider:
         litellm.turn_off_message_logging = False
         quiet_leaky_loggers()  # litellm's loggers exist only after its import
         router = DeploymentRouter(deployments_from_config(config), config.router_settings)
-        # Roles, metadata and parameters reach the provider as sent (as_sent.py).
+        # Roles, metadata and parameters reach the provider as sent (as_sent.py). This
+        # call is most of a miss's CPU, and none of its settings makes it much cheaper
+        # (docs/measurements.md#miss-path).
         completion = as_sent_call(litellm.acompletion)
         return cls(router, completion, without_as_sent(litellm.aembedding))
 
