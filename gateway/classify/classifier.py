@@ -37,6 +37,7 @@ from gateway.classify.checks import CHECKS, CheckInput, ClassifierRules
 from gateway.classify.classes import NonCacheableClass
 from gateway.classify.followup import FollowupRules
 from gateway.classify.ids import IdDetector
+from gateway.classify.memo import VerdictMemo, settings_key
 from gateway.classify.messages import last_user_turn
 from gateway.classify.personal_en import EnglishPersonalRules
 from gateway.classify.rules_zh import ChineseRules
@@ -119,6 +120,8 @@ class RequestClassifier:
         self._compiled: dict[tuple[str, ...], re.Pattern[str]] = {}
         self._cjk = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
         self._latin = re.compile(r"[A-Za-z]{2}")
+        # Recent verdicts (gateway/classify/memo.py): the turns a cache serves repeat.
+        self._verdicts: VerdictMemo[Classification] = VerdictMemo()
 
     def classify(
         self,
@@ -154,6 +157,17 @@ class RequestClassifier:
         """Classify one user turn; `has_earlier_turns` says whether a dialogue precedes it."""
         if not text.strip() or not settings.enabled:
             return CACHEABLE
+        key = settings_key(settings.enabled, settings.extra_patterns, settings.write_model)
+        known = self._verdicts.get(text, has_earlier_turns, key)
+        if known is not None:
+            return known
+        verdict = self._classify_text(text, has_earlier_turns, settings)
+        self._verdicts.put(text, has_earlier_turns, key, verdict)
+        return verdict
+
+    def _classify_text(
+        self, text: str, has_earlier_turns: bool, settings: ClassifierSettings
+    ) -> Classification:
         view = TextView(text, self._analyzer, self._cjk, self._latin)
         for cls in CHECK_ORDER:
             if cls not in settings.enabled:

@@ -32,12 +32,14 @@ import orjson
 
 from gateway.adaptive.known_different import is_known_different
 from gateway.adaptive.serving import AdaptiveServing
+from gateway.embed.memo import EmbeddingMemo
 from gateway.embed.protocol import Embedder
 from gateway.entities.entities import EntityComparator
 from gateway.nlp import detect_language
 from gateway.pipeline.cache_controls import entry_ttl_seconds
 from gateway.pipeline.reasons import Layer, Reason
 from gateway.pipeline.request import ChatRequest
+from gateway.pipeline.semantic_walk import SemanticWalk
 from gateway.pipeline.serve_check import why_not_servable
 from gateway.pipeline.values import (
     Hit,
@@ -183,8 +185,12 @@ class SemanticCacheStage:
         reviewer: Reviewer | None,
         guard: StructureGuard | None = None,
         adaptive: AdaptiveServing | None = None,
+        memo: EmbeddingMemo | None = None,
     ) -> None:
         self._guard = guard
+        # Asks embedded recently, per tenant (gateway/embed/memo.py): a repeated
+        # paraphrase is a semantic hit every time and would be embedded every time.
+        self._memo = memo if memo is not None else EmbeddingMemo()
         self._adaptive = adaptive
         self._embedder = embedder
         self._index = index
@@ -212,8 +218,12 @@ class SemanticCacheStage:
         ask = request.turn.ask
         if known is not None and known.text == ask:
             return known
+        memoised = self._memo.get(request.tenant, ask)
+        if memoised is not None:
+            return QueryEmbedding(ask, memoised)
         timeout = request.policy.semantic_cache.embed_timeout_seconds
         vectors = await asyncio.wait_for(self._embedder.embed([ask]), timeout)
+        self._memo.put(request.tenant, ask, vectors[0])
         return QueryEmbedding(ask, vectors[0])
 
     async def lookup(
@@ -276,7 +286,7 @@ class SemanticCacheStage:
         accept: float | None = None
         if adaptive is not None:
             accept = adaptive.serving_threshold(request.tenant, language, request.model, policy)
-        walk = _Walk(adaptive_language=language if adaptive is not None else None)
+        walk = SemanticWalk(adaptive_language=language if adaptive is not None else None)
         for position, (entry, cosine) in enumerate(candidates):
             similarity = self._embedder.calibrate(cosine, language)
             decision = await judge_candidate(
@@ -372,28 +382,4 @@ class SemanticCacheStage:
             "semantic cache %s failed (%s); serving from the provider",
             operation,
             type(exc).__name__,
-        )
-
-
-@dataclass(slots=True)
-class _Walk:
-    """What the walk over the candidates found so far (one lookup's, local)."""
-
-    reason: Reason | None = None
-    similarity: float | None = None
-    review_verdict: str | None = None
-    mismatch_kinds: tuple[str, ...] = ()
-    adaptive_candidates: tuple[tuple[SemanticEntry, float], ...] = ()
-    adaptive_different: tuple[SemanticEntry, float] | None = None
-    adaptive_language: str | None = None
-    entry_refused: bool = False
-
-    def diagnostics(self) -> SemanticDiagnostics:
-        return SemanticDiagnostics(
-            similarity=self.similarity,
-            review_verdict=self.review_verdict,
-            mismatch_kinds=self.mismatch_kinds,
-            adaptive_candidates=self.adaptive_candidates,
-            adaptive_different=self.adaptive_different,
-            adaptive_language=self.adaptive_language,
         )

@@ -22,6 +22,7 @@ import re
 from bisect import bisect_right, insort
 from collections import Counter
 from dataclasses import dataclass
+from typing import Any
 
 # Inputs are user turns; very long ones are cut so that the worst case stays bounded
 # (order features are O(n log n) or bit-parallel, overlap features are linear).
@@ -83,16 +84,29 @@ _NEGATION_ZH = frozenset("不没无非别未勿莫否")
 
 
 @dataclass(frozen=True, slots=True)
-class _Text:
+class PairText:
     tokens: tuple[str, ...]  # casefolded, capped at MAX_TOKENS
     content: tuple[str, ...]  # tokens minus stop words
     caps: tuple[str, ...]  # capitalised words, casefolded, in order of appearance
     numbers: frozenset[str]
     negations: int
     chars: str  # casefolded text, whitespace collapsed, capped at MAX_CHARS
+    # Derived once per text (a stored candidate is compared with many queries); only
+    # ever read: the pairwise features combine them into new objects.
+    token_set: frozenset[str]
+    content_set: frozenset[str]
+    token_counts: Counter[str]
+    content_counts: Counter[str]
+    token_positions: dict[str, int]  # first occurrence of each token
+    content_positions: dict[str, int]
+    char2: frozenset[str]
+    char3: frozenset[str]
+    bigrams: frozenset[tuple[str, ...] | str]
+    trigrams: frozenset[tuple[str, ...] | str]
 
 
-def _analyse(text: str) -> _Text:
+def analyse(text: str) -> PairText:
+    """What the pair features read of one text (a pure function of it)."""
     tokens: list[str] = []
     caps: list[str] = []
     negations = 0
@@ -112,10 +126,28 @@ def _analyse(text: str) -> _Text:
         tokens.append(folded)
         if folded in _NEGATION_EN or folded in _NEGATION_ZH or folded.endswith("n't"):
             negations += 1
+    token_tuple = tuple(tokens)
     content = tuple(t for t in tokens if t not in _STOP_EN and t not in _STOP_ZH)
     numbers = frozenset(t for t in tokens if any(c.isdigit() for c in t))
     chars = _SPACE.sub(" ", text[: MAX_CHARS * 2].casefold()).strip()[:MAX_CHARS]
-    return _Text(tuple(tokens), content, tuple(caps), numbers, negations, chars)
+    return PairText(
+        tokens=token_tuple,
+        content=content,
+        caps=tuple(caps),
+        numbers=numbers,
+        negations=negations,
+        chars=chars,
+        token_set=frozenset(token_tuple),
+        content_set=frozenset(content),
+        token_counts=Counter(token_tuple),
+        content_counts=Counter(content),
+        token_positions=_first_positions(token_tuple),
+        content_positions=_first_positions(content),
+        char2=frozenset(_ngrams(chars, 2)),  # type: ignore[arg-type]
+        char3=frozenset(_ngrams(chars, 3)),  # type: ignore[arg-type]
+        bigrams=frozenset(_ngrams(token_tuple, 2)),
+        trigrams=frozenset(_ngrams(token_tuple, 3)),
+    )
 
 
 def _jaccard(a: set[str] | frozenset[str], b: set[str] | frozenset[str]) -> float:
@@ -127,14 +159,6 @@ def _jaccard(a: set[str] | frozenset[str], b: set[str] | frozenset[str]) -> floa
 def _ngrams(seq: tuple[str, ...] | str, n: int) -> set[tuple[str, ...] | str]:
     """Character n-grams of a string, or token n-grams of a token tuple."""
     return {seq[i : i + n] for i in range(len(seq) - n + 1)}
-
-
-def _ngram_jaccard(a: tuple[str, ...] | str, b: tuple[str, ...] | str, n: int) -> float:
-    ga, gb = _ngrams(a, n), _ngrams(b, n)
-    if not ga and not gb:
-        # Both too short for n-grams: fall back to whole-sequence equality.
-        return 1.0 if a == b else 0.0
-    return len(ga & gb) / len(ga | gb)
 
 
 def lcs_length(a: tuple[str, ...], b: tuple[str, ...]) -> int:
@@ -169,7 +193,11 @@ def _kendall_tau(a: tuple[str, ...], b: tuple[str, ...]) -> float:
     Symmetric: swapping `a` and `b` gives the same number of discordant pairs. With
     fewer than two shared items there is no evidence either way: 0.0, the midpoint.
     """
-    pa, pb = _first_positions(a), _first_positions(b)
+    return _kendall_tau_of(_first_positions(a), _first_positions(b))
+
+
+def _kendall_tau_of(pa: dict[str, int], pb: dict[str, int]) -> float:
+    """`_kendall_tau` from the two sequences' first positions."""
     shared = sorted((pa[t], pb[t]) for t in pa.keys() & pb.keys())
     k = len(shared)
     if k < 2:
@@ -182,32 +210,44 @@ def _kendall_tau(a: tuple[str, ...], b: tuple[str, ...]) -> float:
     return 1.0 - 4.0 * inversions / (k * (k - 1))
 
 
-def _displacement(a: tuple[str, ...], b: tuple[str, ...]) -> float:
-    """Mean |relative position in a - relative position in b| over shared items."""
-    pa, pb = _first_positions(a), _first_positions(b)
+def _displacement(ta: PairText, tb: PairText) -> float:
+    """Mean |relative position in a - relative position in b| over shared tokens."""
+    pa, pb = ta.token_positions, tb.token_positions
     shared = pa.keys() & pb.keys()
     if not shared:
         return 0.0
-    na, nb = max(len(a) - 1, 1), max(len(b) - 1, 1)
+    na, nb = max(len(ta.tokens) - 1, 1), max(len(tb.tokens) - 1, 1)
     return sum(abs(pa[t] / na - pb[t] / nb) for t in shared) / len(shared)
+
+
+def _grams_jaccard(
+    ga: frozenset[Any], gb: frozenset[Any], a: tuple[str, ...] | str, b: tuple[str, ...] | str
+) -> float:
+    """Jaccard of two n-gram sets of the sequences `a` and `b`."""
+    if not ga and not gb:
+        # Both too short for n-grams: fall back to whole-sequence equality.
+        return 1.0 if a == b else 0.0
+    return len(ga & gb) / len(ga | gb)
 
 
 def pair_features(a: str, b: str, similarity: float) -> list[float]:
     """The feature vector for one pair, in `FEATURE_NAMES` order."""
-    ta, tb = _analyse(a), _analyse(b)
-    set_a, set_b = set(ta.tokens), set(tb.tokens)
+    return pair_features_of(analyse(a), analyse(b), similarity)
+
+
+def pair_features_of(ta: PairText, tb: PairText, similarity: float) -> list[float]:
+    """`pair_features` of two analysed texts (`analyse`), which may be memoised."""
     len_a, len_b = len(ta.tokens), len(tb.tokens)
-    shared_multiset = sum((Counter(ta.tokens) & Counter(tb.tokens)).values())
+    shared_multiset = sum((ta.token_counts & tb.token_counts).values())
     lcs = lcs_length(ta.tokens, tb.tokens)
 
-    bigrams_a, bigrams_b = _ngrams(ta.tokens, 2), _ngrams(tb.tokens, 2)
-    bigram_shared = len(bigrams_a & bigrams_b)
+    bigram_shared = len(ta.bigrams & tb.bigrams)
     # How many bigrams could be shared given the shared tokens: a pair of texts with the
     # same words in another order keeps few of them.
-    bigram_possible = max(min(len(bigrams_a), len(bigrams_b), shared_multiset - 1), 1)
+    bigram_possible = max(min(len(ta.bigrams), len(tb.bigrams), shared_multiset - 1), 1)
 
-    content_a, content_b = set(ta.content), set(tb.content)
-    shared_content = sum((Counter(ta.content) & Counter(tb.content)).values())
+    content_a, content_b = ta.content_set, tb.content_set
+    shared_content = sum((ta.content_counts & tb.content_counts).values())
     content_lcs = lcs_length(ta.content, tb.content)
     one_side = len(content_a ^ content_b)
     all_content = len(content_a | content_b)
@@ -220,18 +260,18 @@ def pair_features(a: str, b: str, similarity: float) -> list[float]:
 
     return [
         float(similarity),
-        _jaccard(set_a, set_b),
-        _ngram_jaccard(ta.chars, tb.chars, 2),
-        _ngram_jaccard(ta.chars, tb.chars, 3),
+        _jaccard(ta.token_set, tb.token_set),
+        _grams_jaccard(ta.char2, tb.char2, ta.chars, tb.chars),
+        _grams_jaccard(ta.char3, tb.char3, ta.chars, tb.chars),
         min(len_a, len_b) / max(len_a, len_b, 1),
         lcs / max(len_a, len_b, 1),
         lcs / shared_multiset if shared_multiset else 0.0,
         content_lcs / shared_content if shared_content else 0.0,
-        _kendall_tau(ta.tokens, tb.tokens),
-        _kendall_tau(ta.content, tb.content),
-        _displacement(ta.tokens, tb.tokens),
-        _ngram_jaccard(ta.tokens, tb.tokens, 2),
-        _ngram_jaccard(ta.tokens, tb.tokens, 3),
+        _kendall_tau_of(ta.token_positions, tb.token_positions),
+        _kendall_tau_of(ta.content_positions, tb.content_positions),
+        _displacement(ta, tb),
+        _grams_jaccard(ta.bigrams, tb.bigrams, ta.tokens, tb.tokens),
+        _grams_jaccard(ta.trigrams, tb.trigrams, ta.tokens, tb.tokens),
         min(bigram_shared / bigram_possible, 1.0),
         math.log1p(one_side),
         one_side / all_content if all_content else 0.0,

@@ -21,7 +21,8 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from gateway.nlp import detect_language
-from gateway.review.features import FEATURE_NAMES, pair_features
+from gateway.review.analysed import AnalysedTexts
+from gateway.review.features import FEATURE_NAMES, pair_features_of
 from gateway.review.model import MODEL_FORMAT, AdditiveModel, ReviewerModelFormatError
 from gateway.review.protocol import ReviewVerdict
 from gateway.weights_file import WeightsFile
@@ -72,13 +73,16 @@ class LocalPairWeights(WeightsFile):
 class LocalPairReviewer:
     """`Reviewer` backed by the shipped pair classifier; construct once, share freely.
 
-    Stateless after construction: `review` is CPU-only and fast enough (~0.1-0.3 ms) to
-    run inline on the event loop without an executor hop.
+    After construction it holds only a memo of text analyses (`AnalysedTexts`; one
+    thread at a time, the event loop): `review` is CPU-only and fast enough (~0.1-0.3
+    ms) to run inline on the event loop without an executor hop.
     """
 
     def __init__(self, weights: LocalPairWeights | None = None) -> None:
         self.weights = weights if weights is not None else LocalPairWeights.packaged()
         self.name = MODEL_NAME
+        # Each text's analysis, kept: a stored candidate meets many queries.
+        self._texts = AnalysedTexts()
         if self.weights.similarity_scale != "calibrated":
             # The caller passes calibrated similarity; weights fitted on raw cosine still
             # work (the steps are monotone) but their similarity cuts sit on another scale.
@@ -96,7 +100,8 @@ class LocalPairReviewer:
 
     def score(self, query: str, candidate: str, similarity: float) -> float:
         """Probability that the two requests mean the same thing (symmetric)."""
-        return self.weights.model.probability(pair_features(query, candidate, similarity))
+        features = pair_features_of(self._texts.of(query), self._texts.of(candidate), similarity)
+        return self.weights.model.probability(features)
 
     def decide(self, query: str, candidate: str, similarity: float) -> ReviewVerdict:
         """Synchronous `review`, for benchmarks and offline evaluation."""
