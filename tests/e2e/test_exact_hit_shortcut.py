@@ -68,7 +68,7 @@ def _primed(gateway: RunningGateway, body: dict[str, Any]) -> httpx.Response:
     return full
 
 
-def test_shortcut_hit_is_the_full_path_hit_byte_for_byte(
+def _check_a_shortcut_hit_is_the_full_path_hit_byte_for_byte(
     gateway: RunningGateway, upstream: FakeUpstream
 ) -> None:
     prompt = unique_prompt("What is the capital of Peru?")
@@ -91,9 +91,7 @@ def test_shortcut_hit_is_the_full_path_hit_byte_for_byte(
     assert _shortcut_hits(gateway) == before + 2
 
 
-def test_what_the_shortcut_does_not_handle_takes_the_full_path(
-    gateway: RunningGateway, upstream: FakeUpstream
-) -> None:
+def _check_what_the_shortcut_does_not_handle_takes_the_full_path(gateway: RunningGateway) -> None:
     prompt = unique_prompt("Explain photosynthesis simply")
     body = _body(prompt)
     _primed(gateway, body)
@@ -124,6 +122,16 @@ def test_what_the_shortcut_does_not_handle_takes_the_full_path(
     assert _shortcut_hits(gateway) == before + 1
 
 
+def test_shortcut_hits_match_the_full_path_fall_through_and_honour_revocation(
+    gateway: RunningGateway, upstream: FakeUpstream
+) -> None:
+    # Three independent checks (each its own prompts) on one gateway per backend: a
+    # gateway start is most of what each would cost alone.
+    _check_a_shortcut_hit_is_the_full_path_hit_byte_for_byte(gateway, upstream)
+    _check_what_the_shortcut_does_not_handle_takes_the_full_path(gateway)
+    _check_a_revoked_key_is_refused_on_the_shortcut(gateway)
+
+
 def test_shortcut_charges_the_request_limit_and_answers_429_past_it(
     start_gateway: GatewayFactory, tmp_path: Path, upstream: FakeUpstream
 ) -> None:
@@ -145,7 +153,7 @@ def test_shortcut_charges_the_request_limit_and_answers_429_past_it(
     assert _shortcut_hits(gateway) == before + 2
 
 
-def test_revoked_key_is_refused_on_the_shortcut(gateway: RunningGateway) -> None:
+def _check_a_revoked_key_is_refused_on_the_shortcut(gateway: RunningGateway) -> None:
     admin = {"authorization": f"Bearer {ADMIN_KEY}"}
     created = httpx.post(
         f"{gateway.url}/admin/keys", headers=admin, json={"tenant": "acme"}, timeout=30
