@@ -11,10 +11,10 @@ text, only the class and the rule's name.
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import Hashable, Mapping
 from typing import Generic, TypeVar
 
+from gateway.bounded_lru import BoundedLRU
 from gateway.classify.classes import NonCacheableClass
 
 # ~4,000 short turns: a few hundred KiB. Longer turns are classified each time: they
@@ -45,25 +45,15 @@ class VerdictMemo(Generic[V]):
         max_entries: int = DEFAULT_MAX_ENTRIES,
         max_text_chars: int = DEFAULT_MAX_TEXT_CHARS,
     ) -> None:
-        self._max_entries = max_entries
         self._max_text_chars = max_text_chars
-        self._verdicts: OrderedDict[tuple[str, bool, Hashable], V] = OrderedDict()
+        self._verdicts: BoundedLRU[tuple[str, bool, Hashable], V] = BoundedLRU(max_entries)
 
     def __len__(self) -> int:
         return len(self._verdicts)
 
     def get(self, text: str, has_earlier_turns: bool, settings: Hashable) -> V | None:
-        key = (text, has_earlier_turns, settings)
-        found = self._verdicts.get(key)
-        if found is not None:
-            self._verdicts.move_to_end(key)
-        return found
+        return self._verdicts.get((text, has_earlier_turns, settings))
 
     def put(self, text: str, has_earlier_turns: bool, settings: Hashable, verdict: V) -> None:
-        if self._max_entries == 0 or len(text) > self._max_text_chars:
-            return
-        key = (text, has_earlier_turns, settings)
-        self._verdicts[key] = verdict
-        self._verdicts.move_to_end(key)
-        while len(self._verdicts) > self._max_entries:
-            self._verdicts.popitem(last=False)
+        if len(text) <= self._max_text_chars:
+            self._verdicts.put((text, has_earlier_turns, settings), verdict)

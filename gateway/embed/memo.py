@@ -15,10 +15,10 @@ gets.
 
 from __future__ import annotations
 
-from collections import OrderedDict
-
 import numpy as np
 import numpy.typing as npt
+
+from gateway.bounded_lru import BoundedLRU
 
 # ~2 KiB per 512-dimension vector plus the key: ~3 MiB at most with the defaults.
 DEFAULT_MAX_ENTRIES = 1024
@@ -39,30 +39,23 @@ class EmbeddingMemo:
     ) -> None:
         if max_entries < 0 or max_text_chars < 0:
             raise ValueError("max_entries and max_text_chars must be >= 0")
-        self._max_entries = max_entries
         self._max_text_chars = max_text_chars
-        self._vectors: OrderedDict[tuple[str, str], npt.NDArray[np.float32]] = OrderedDict()
+        self._vectors: BoundedLRU[tuple[str, str], npt.NDArray[np.float32]] = BoundedLRU(
+            max_entries
+        )
 
     def __len__(self) -> int:
         return len(self._vectors)
 
     def get(self, tenant: str, text: str) -> npt.NDArray[np.float32] | None:
-        key = (tenant, text)
-        vector = self._vectors.get(key)
-        if vector is not None:
-            self._vectors.move_to_end(key)
-        return vector
+        return self._vectors.get((tenant, text))
 
     def put(self, tenant: str, text: str, vector: npt.ArrayLike) -> None:
-        if self._max_entries == 0 or len(text) > self._max_text_chars:
+        if len(text) > self._max_text_chars:
             return
         stored = np.array(vector, dtype=np.float32, copy=True)
         stored.setflags(write=False)
-        key = (tenant, text)
-        self._vectors[key] = stored
-        self._vectors.move_to_end(key)
-        while len(self._vectors) > self._max_entries:
-            self._vectors.popitem(last=False)
+        self._vectors.put((tenant, text), stored)
 
     def clear(self) -> None:
         self._vectors.clear()

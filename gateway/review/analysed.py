@@ -9,8 +9,7 @@ ever read (the pair features combine them into new objects).
 
 from __future__ import annotations
 
-from collections import OrderedDict
-
+from gateway.bounded_lru import BoundedLRU
 from gateway.review.features import PairText, analyse
 
 # The semantic stage compares asks of at most `semantic_cache.max_query_chars` (300 by
@@ -28,9 +27,8 @@ class AnalysedTexts:
         max_entries: int = DEFAULT_MAX_ENTRIES,
         max_text_chars: int = DEFAULT_MAX_TEXT_CHARS,
     ) -> None:
-        self._max_entries = max_entries
         self._max_text_chars = max_text_chars
-        self._texts: OrderedDict[str, PairText] = OrderedDict()
+        self._texts: BoundedLRU[str, PairText] = BoundedLRU(max_entries)
 
     def __len__(self) -> int:
         return len(self._texts)
@@ -38,11 +36,8 @@ class AnalysedTexts:
     def of(self, text: str) -> PairText:
         found = self._texts.get(text)
         if found is not None:
-            self._texts.move_to_end(text)
             return found
         analysed = analyse(text)
-        if self._max_entries > 0 and len(text) <= self._max_text_chars:
-            self._texts[text] = analysed
-            if len(self._texts) > self._max_entries:
-                self._texts.popitem(last=False)
+        if len(text) <= self._max_text_chars:
+            self._texts.put(text, analysed)
         return analysed
