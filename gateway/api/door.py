@@ -26,6 +26,7 @@ from gateway.api.scope import (
 )
 from gateway.auth import Principal
 from gateway.errors import GatewayError, ModelNotFound
+from gateway.limits.admission import RateAdmission
 from gateway.limits.outcome import settle_outcome
 from gateway.limits.service import Grant
 from gateway.pipeline.decision import Decision
@@ -107,19 +108,20 @@ async def handle(
     services: Services, chat: ChatRequest, grant: Grant | None = None
 ) -> CompletionOutcome | StreamOutcome:
     """The pipeline's outcome; an unexpected failure becomes the gateway's 500. The
-    rate limits come first (a 429 before even an exact hit) and settle their token
-    estimate once the answer is known (`gateway/limits`); `grant`: they were charged
-    already."""
-    if grant is None:
-        grant = await services.rate_limits.admit(chat)
-    elif grant.deferred:
-        grant = await services.rate_limits.admit_deferred(chat, grant)
+    rate limits come first (a 429 before even an exact hit): their request check runs
+    alongside the exact read, their token charge just before the provider is called
+    (`gateway/limits/admission.py`), and they settle once the answer is known;
+    `grant`: what the exact-hit shortcut charged already."""
+    limits = services.rate_limits
+    admission = RateAdmission(limits, chat, grant)
     try:
-        outcome = await services.pipeline.handle(chat)
+        outcome = await services.pipeline.handle(chat, admission)
     except GatewayError:
-        services.rate_limits.settle(grant, None)
+        await admission.close()
+        limits.settle(admission.grant, None)
         raise
     except Exception as exc:
-        services.rate_limits.settle(grant, None)
+        await admission.close()
+        limits.settle(admission.grant, None)
         raise GatewayError("The gateway failed to handle this request.") from exc
-    return settle_outcome(services.rate_limits, grant, outcome, chat.model)
+    return settle_outcome(limits, admission.grant, outcome, chat.model)

@@ -84,6 +84,10 @@ class RequestLimits:
         self._failures = ThrottledLogger(logger, interval_seconds=60)
         self._corrections: set[asyncio.Task[None]] = set()
 
+    def applies(self, request: ChatRequest) -> bool:
+        """Whether any limit applies to the request's tenant (else nothing is checked)."""
+        return self._tenant_policy(request.tenant).rate_limits.limited()
+
     async def admit(self, request: ChatRequest, *, defer_tokens: bool = False) -> Grant:
         """Charge the request, or raise `RateLimited` (429). `defer_tokens` (the exact-hit
         shortcut, before it knows whether it hits): the request limits only, when a hit

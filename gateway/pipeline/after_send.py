@@ -27,6 +27,7 @@ from gateway.completions import (
     normalise_completion,
 )
 from gateway.errors import GatewayError, UpstreamError
+from gateway.pipeline.admission import Admission
 from gateway.pipeline.audit import HitAuditor
 from gateway.pipeline.decision import Decision, DecisionBuilder
 from gateway.pipeline.layers import CacheLayers
@@ -126,11 +127,17 @@ class AfterSend:
 
     # --- a forwarded answer ------------------------------------------------------------
 
-    async def forward(self, builder: DecisionBuilder, flight: Flight | None) -> Outcome:
+    async def forward(
+        self, builder: DecisionBuilder, flight: Flight | None, admission: Admission | None = None
+    ) -> Outcome:
         body = builder.memory.body or builder.request.body
         if builder.request.policy.unknown_params == "drop":
             body = {**body, DROP_UNKNOWN_PARAMS: True}
         try:
+            # The token limits charge only what reaches the provider (429).
+            if admission is not None:
+                with builder.timings.timed("rate_limit_tokens"):
+                    await admission.before_forward()
             # Only what reaches the provider costs: the budget stops it here (402).
             if self._spend is not None:
                 with builder.timings.timed("budget"):

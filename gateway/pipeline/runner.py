@@ -21,6 +21,7 @@ from typing import Any
 
 from gateway.adaptive.shadow import ShadowVerifier
 from gateway.errors import GatewayError
+from gateway.pipeline.admission import Admission
 from gateway.pipeline.after_send import (
     AfterSend,
     CompletionOutcome,
@@ -83,12 +84,14 @@ class ChatPipeline:
             provider, self._layers, single_flight, policy_for, shadow, auditor, recorder, spend
         )
 
-    async def handle(self, request: ChatRequest) -> Outcome:
+    async def handle(self, request: ChatRequest, admission: Admission | None = None) -> Outcome:
         """The answer to `request`. A failure is recorded with its status (500 for one
-        that is not a `GatewayError`) and raised on to the route."""
+        that is not a `GatewayError`) and raised on to the route. `admission`: the
+        route's rate limits, awaited once the exact read is under way and before the
+        provider is called (`admission.py`)."""
         builder = DecisionBuilder(request)
         try:
-            return await self._run(builder)
+            return await self._run(builder, admission)
         except GatewayError as exc:
             self._after.record(builder, exc.status_code)
             raise
@@ -129,7 +132,7 @@ class ChatPipeline:
         took it."""
         return await self._after.store(DecisionBuilder(request), completion)
 
-    async def _run(self, builder: DecisionBuilder) -> Outcome:
+    async def _run(self, builder: DecisionBuilder, admission: Admission | None) -> Outcome:
         request, timings = builder.request, builder.timings
         # Before the exact read starts: the single flight then knows whether an answer
         # stored later may have been missed by it.
@@ -141,6 +144,10 @@ class ChatPipeline:
         try:
             if exact_read is not None:
                 await _let_start(exact_read)
+            if admission is not None:
+                # Its round trip overlaps the read's; nothing else runs before it.
+                with timings.timed("rate_limit"):
+                    await admission.admitted()
             with timings.timed("classify"):
                 await request.prepare_turn()
                 builder.classified(self._classify.run(request))
@@ -184,7 +191,7 @@ class ChatPipeline:
                 builder.shared(joined.shared)
                 return self._after.serve(builder, joined.shared)
             flight = joined.flight
-        return await self._after.forward(builder, flight)
+        return await self._after.forward(builder, flight, admission)
 
     async def _lookup(self, builder: DecisionBuilder, exact_read: ExactRead | None) -> Hit | None:
         request = builder.request
