@@ -21,6 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 
+from gateway.bounded_lru import BoundedLRU
 from gateway.entities.extract_en import EnglishExtractor
 from gateway.entities.extract_zh import ChineseExtractor
 from gateway.entities.persons import compare_persons
@@ -56,7 +57,9 @@ class EntityComparator:
     """Compares the slots of a query and a stored candidate.
 
     `memo_size` bounds the per-text memo of extracted slots (stored candidates are
-    compared many times; queries usually once).
+    compared many times; queries usually once) and the per-pair memo of verdicts: a
+    question asked again in the same words meets the same candidate again, and both
+    comparisons are pure functions of the two texts (~0.1-0.3 ms of rules each time).
     """
 
     def __init__(self, analyzer: TextAnalyzer, memo_size: int = 8192) -> None:
@@ -64,17 +67,30 @@ class EntityComparator:
         self._english = EnglishExtractor()
         self._chinese = ChineseExtractor()
         self._slots: Callable[[str], TextSlots] = lru_cache(maxsize=memo_size)(self._read)
+        self._verdicts: BoundedLRU[tuple[str, str], EntityVerdict] = BoundedLRU(memo_size)
+        self._changes: BoundedLRU[tuple[str, str], tuple[str, ...]] = BoundedLRU(memo_size)
 
     def compare(self, query: str, candidate: str) -> EntityVerdict:
-        return EntityVerdict(mismatches=compare_slots(self.slots(query), self.slots(candidate)))
+        pair = (query, candidate)
+        verdict = self._verdicts.get(pair)
+        if verdict is None:
+            slots = compare_slots(self.slots(query), self.slots(candidate))
+            verdict = EntityVerdict(mismatches=slots)
+            self._verdicts.put(pair, verdict)
+        return verdict
 
     def content_changes(self, query: str, candidate: str) -> tuple[str, ...]:
         """Kinds of every content-word difference between two near-identical texts,
         decisive or not ("add", "replace", "antonym"). `compare` rejects only on the
         decisive ones; in the review band, where the embedder is less sure, any added or
         substituted content word is reason enough to refuse."""
-        changes = term_changes(self.slots(query), self.slots(candidate))
-        return tuple(kind for kind, _, _ in changes)
+        pair = (query, candidate)
+        kinds = self._changes.get(pair)
+        if kinds is None:
+            changes = term_changes(self.slots(query), self.slots(candidate))
+            kinds = tuple(kind for kind, _, _ in changes)
+            self._changes.put(pair, kinds)
+        return kinds
 
     def slots(self, text: str) -> TextSlots:
         """What `text` says in each slot (memoised)."""

@@ -106,12 +106,16 @@ class ChatPipeline:
         as it would any other: no entry, a failed read (counted and failed open or
         closed there), or memory that runs before the lookups (a user, tenant
         knowledge)."""
-        if await self._memory_before_lookup(request):
-            return None
+        # Both reads at once (on Redis, two round trips overlapping; the knowledge
+        # version is the one every request of a tenant with knowledge enabled makes).
+        memory_first = asyncio.ensure_future(self._memory_before_lookup(request))
         try:
-            return await self._layers.exact.lookup(request)
+            cached = await self._layers.exact.lookup(request)
         except Exception:
+            cached = None
+        if await memory_first:
             return None
+        return cached
 
     def serve_known_exact(
         self, request: ChatRequest, cached: CachedCompletion
@@ -141,6 +145,9 @@ class ChatPipeline:
         # before classification and runs while it does; its answer is used only if
         # the request turns out cacheable.
         exact_read = self._layers.start_exact_read(request)
+        # Whether memory runs before the lookups (a knowledge version read for a tenant
+        # with knowledge): asked alongside the exact read, used only if cacheable.
+        memory_first = self._start_memory_check(request)
         try:
             if exact_read is not None:
                 await _let_start(exact_read)
@@ -162,9 +169,12 @@ class ChatPipeline:
                     builder.bypass(Reason.TASK_STATE)
         except BaseException:
             _abandon(exact_read)
+            _abandon(memory_first)
             raise
         memory_done = False
-        if builder.cacheable and await self._memory_before_lookup(request):
+        if not builder.cacheable:
+            _abandon(memory_first)
+        elif memory_first is not None and await memory_first:
             memory_done = True
             await self._inject_memory(builder, may_share=True)
             if builder.memory.tokens > 0:
@@ -213,6 +223,11 @@ class ChatPipeline:
         if found is not None:
             builder.missed(found)
         return None
+
+    def _start_memory_check(self, request: ChatRequest) -> asyncio.Future[bool] | None:
+        if self._memory is None:
+            return None
+        return asyncio.ensure_future(self._memory.runs_before_lookup(request))
 
     async def _memory_before_lookup(self, request: ChatRequest) -> bool:
         """Memory first when it may personalise the answer: the shared cache is then

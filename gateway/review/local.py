@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
+from gateway.bounded_lru import BoundedLRU
 from gateway.nlp import detect_language
 from gateway.review.analysed import AnalysedTexts
 from gateway.review.features import FEATURE_NAMES, pair_features_of
@@ -32,6 +33,9 @@ WEIGHTS_PACKAGE = "gateway.review"
 WEIGHTS_RESOURCE = f"models/{MODEL_NAME}.json"
 
 logger = logging.getLogger(__name__)
+
+# Pairs whose probability is kept (a few hundred bytes each).
+_PAIR_MEMO_ENTRIES = 8192
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,6 +87,9 @@ class LocalPairReviewer:
         self.name = MODEL_NAME
         # Each text's analysis, kept: a stored candidate meets many queries.
         self._texts = AnalysedTexts()
+        # Each pair's probability: a question asked again in the same words meets the
+        # same candidate at the same similarity; the features are pure functions of them.
+        self._scores: BoundedLRU[tuple[str, str, float], float] = BoundedLRU(_PAIR_MEMO_ENTRIES)
         if self.weights.similarity_scale != "calibrated":
             # The caller passes calibrated similarity; weights fitted on raw cosine still
             # work (the steps are monotone) but their similarity cuts sit on another scale.
@@ -100,8 +107,14 @@ class LocalPairReviewer:
 
     def score(self, query: str, candidate: str, similarity: float) -> float:
         """Probability that the two requests mean the same thing (symmetric)."""
-        features = pair_features_of(self._texts.of(query), self._texts.of(candidate), similarity)
-        return self.weights.model.probability(features)
+        pair = (query, candidate, similarity)
+        probability = self._scores.get(pair)
+        if probability is None:
+            texts = self._texts
+            features = pair_features_of(texts.of(query), texts.of(candidate), similarity)
+            probability = self.weights.model.probability(features)
+            self._scores.put(pair, probability)
+        return probability
 
     def decide(self, query: str, candidate: str, similarity: float) -> ReviewVerdict:
         """Synchronous `review`, for benchmarks and offline evaluation."""

@@ -3,6 +3,7 @@ SQLite store and the Redis store on a real server."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -96,6 +97,19 @@ async def test_every_change_moves_the_version(store: KnowledgeStore) -> None:
     assert await store.count("acme") == 0
     assert await store.in_scope(KnowledgeScope("acme")) == []
     assert await store.delete_document("acme", "d1") == []
+
+
+async def test_a_version_read_alongside_a_write_is_not_kept_past_it(
+    store: KnowledgeStore,
+) -> None:
+    # The embedded store remembers versions (it is the database's only writer): a read
+    # that overlapped a write may have seen the old one and must not be remembered.
+    before, _ = await asyncio.gather(store.version("acme"), store.add([item("a")], max_items=5))
+    after = await store.version("acme")
+    assert await store.version("acme") == after
+    await store.delete("acme", "a")
+    assert await store.version("acme") not in (before, after)
+    assert before != after
 
 
 async def test_replacing_a_document_swaps_its_items_in_one_step(store: KnowledgeStore) -> None:

@@ -274,3 +274,21 @@ def test_probe_suite_keeps_paraphrases(comparator: EntityComparator, language: s
     print(f"{language}: {len(paraphrases) - len(rejected)}/{len(paraphrases)} paraphrases kept")
     print("\n".join(rejected))
     assert len(rejected) <= 0.15 * len(paraphrases), "\n".join(rejected)
+
+
+def test_remembered_pair_verdicts_are_those_of_a_fresh_comparison(analyzer: TextAnalyzer) -> None:
+    # A memo of two pairs over three pairs asked twice: hits, evictions and re-reads.
+    remembering = EntityComparator(analyzer, memo_size=2)
+    pairs = [
+        ("How many calories are in 2 eggs?", "How many calories are in 3 eggs?"),
+        ("What is the capital of France?", "What's the capital of France?"),
+        ("the best websites for recipes", "the best latest websites for recipes"),
+    ]
+    for query, candidate in pairs * 2:
+        fresh = EntityComparator(analyzer)
+        assert remembering.compare(query, candidate) == fresh.compare(query, candidate)
+        assert remembering.content_changes(query, candidate) == fresh.content_changes(
+            query, candidate
+        )
+    assert not remembering.compare(*pairs[0]).agree
+    assert remembering.compare(*pairs[1]).agree

@@ -159,3 +159,20 @@ def test_load_reads_packaged_or_given_weights(tmp_path: Path) -> None:
     path = tmp_path / "weights.json"
     path.write_bytes(orjson.dumps(_packaged_document()))
     assert LocalPairReviewer.load(path).weights == packaged.weights
+
+
+def test_a_remembered_pair_scores_as_a_fresh_reviewer_scores_it(
+    reviewer: LocalPairReviewer,
+) -> None:
+    pairs = [
+        ("flights from Paris to Rome", "flights from Rome to Paris", 0.97),
+        ("How do I sort a list in Python?", "How can I sort a list in Python?", 0.96),
+        ("How do I sort a list in Python?", "How can I sort a list in Python?", 0.30),
+    ]
+    for query, candidate, similarity in pairs * 2:
+        fresh = LocalPairReviewer(reviewer.weights)
+        assert reviewer.score(query, candidate, similarity) == fresh.score(
+            query, candidate, similarity
+        )
+    # The similarity is part of what is remembered.
+    assert reviewer.score(*pairs[1]) != reviewer.score(*pairs[2])
