@@ -6,9 +6,9 @@ one thread."""
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import orjson
 
@@ -17,8 +17,6 @@ from gateway.storage.agent_protocols import KnowledgePage
 from gateway.storage.embedded.database import OwnedDatabase, SQLiteDatabase, transaction
 from gateway.storage.protocols import QuotaExceeded
 from gateway.storage.serialise import vector_from_bytes, vector_to_bytes
-
-T = TypeVar("T")
 
 KNOWLEDGE_SCHEMA = """
 CREATE TABLE IF NOT EXISTS knowledge (
@@ -64,20 +62,6 @@ class SQLiteKnowledgeStore(OwnedDatabase):
 
     def __init__(self, database: SQLiteDatabase) -> None:
         self._db = database
-        # Each tenant's version, remembered: every request with knowledge enabled asks
-        # for it, and this process is the database's only writer (the embedded backend
-        # runs one), so a write forgets it and the next read asks SQLite again. A read
-        # that overlapped a write is not remembered (`_generations`).
-        self._versions: dict[str, str] = {}
-        self._generations: dict[str, int] = {}
-
-    async def _write(self, tenant: str, work: Callable[[], T]) -> T:
-        """A write that may bump `tenant`'s version; the remembered one is forgotten."""
-        try:
-            return await self._db.run(work)
-        finally:
-            self._versions.pop(tenant, None)
-            self._generations[tenant] = self._generations.get(tenant, 0) + 1
 
     @classmethod
     async def open(cls, data_dir: Path) -> SQLiteKnowledgeStore:
@@ -125,7 +109,7 @@ class SQLiteKnowledgeStore(OwnedDatabase):
                 )
                 _bump(connection, tenant)
 
-        await self._write(tenant, _add)
+        await self._db.run(_add)
 
     async def get(self, tenant: str, item_id: str) -> KnowledgeRecord | None:
         def _get() -> tuple[bytes, bytes | None] | None:
@@ -149,7 +133,7 @@ class SQLiteKnowledgeStore(OwnedDatabase):
                 _bump(connection, tenant)
                 return True
 
-        return await self._write(tenant, _delete)
+        return await self._db.run(_delete)
 
     async def delete_document(self, tenant: str, document_id: str) -> list[str]:
         def _delete() -> list[str]:
@@ -169,7 +153,7 @@ class SQLiteKnowledgeStore(OwnedDatabase):
                     _bump(connection, tenant)
                 return ids
 
-        return await self._write(tenant, _delete)
+        return await self._db.run(_delete)
 
     async def list_page(
         self,
@@ -216,14 +200,7 @@ class SQLiteKnowledgeStore(OwnedDatabase):
             ).fetchone()
             return "0" if row is None else str(row[0])
 
-        known = self._versions.get(tenant)
-        if known is not None:
-            return known
-        generation = self._generations.get(tenant, 0)
-        version = await self._db.run(_version)
-        if self._generations.get(tenant, 0) == generation:
-            self._versions[tenant] = version
-        return version
+        return await self._db.run(_version)
 
     async def count(self, tenant: str) -> int:
         return await self._db.run(lambda: _count(self._db.connection, tenant))
