@@ -155,18 +155,7 @@ class ChatPipeline:
                 # Its round trip overlaps the read's; nothing else runs before it.
                 with timings.timed("rate_limit"):
                     await admission.admitted()
-            with timings.timed("classify"):
-                await request.prepare_turn()
-                builder.classified(self._classify.run(request))
-                if (
-                    builder.cacheable
-                    and self._namespaces is not None
-                    and not self._namespaces.admit(request.tenant, request.namespace)
-                ):
-                    builder.bypass(Reason.NAMESPACE_LIMIT)
-                if builder.cacheable and request.task is not None:
-                    # Answered with the task's state, which the shared cache never saw.
-                    builder.bypass(Reason.TASK_STATE)
+            await self._classified(builder)
         except BaseException:
             _abandon(exact_read)
             _abandon(memory_first)
@@ -223,6 +212,23 @@ class ChatPipeline:
         if found is not None:
             builder.missed(found)
         return None
+
+    async def _classified(self, builder: DecisionBuilder) -> None:
+        """Stage 1: the classifier's verdict, and the bypasses that apply before any
+        lookup (a namespace over its limit, a request naming a task)."""
+        request = builder.request
+        with builder.timings.timed("classify"):
+            await request.prepare_turn()
+            builder.classified(self._classify.run(request))
+            if (
+                builder.cacheable
+                and self._namespaces is not None
+                and not self._namespaces.admit(request.tenant, request.namespace)
+            ):
+                builder.bypass(Reason.NAMESPACE_LIMIT)
+            if builder.cacheable and request.task is not None:
+                # Answered with the task's state, which the shared cache never saw.
+                builder.bypass(Reason.TASK_STATE)
 
     def _start_memory_check(self, request: ChatRequest) -> asyncio.Future[bool] | None:
         if self._memory is None:
