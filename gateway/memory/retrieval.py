@@ -274,6 +274,9 @@ def _modifiers(
     access = np.minimum(np.log1p(index.access_count[rows]) / _ACCESS_SATURATION, 1.0)
     base = 1.0 - settings.recency_weight - settings.access_weight
     factor = base + settings.recency_weight * recency + settings.access_weight * access
+    if not index.has_validity_bounds:
+        # Every row holds at any time: the validity factor below would be 1 throughout.
+        return factor
     valid_from, valid_to = index.valid_from[rows], index.valid_to[rows]
     started = np.isnan(valid_from) | (now >= valid_from)
     not_ended = np.isnan(valid_to) | (now < valid_to)

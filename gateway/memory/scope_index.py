@@ -77,6 +77,7 @@ class ScopeIndex:
     access_count: Floats
     valid_from: Floats  # NaN: no bound
     valid_to: Floats
+    has_validity_bounds: bool  # any row with valid_from or valid_to (else all hold always)
     last_used_at: Floats  # last access, else creation: what recency decays from
     kind_codes: Indices  # positions in `MEMORY_KINDS`
     # Current, unquarantined procedural memories, oldest first: injected whole, in order.
@@ -117,6 +118,8 @@ class ScopeIndex:
             return np.asarray([np.nan if v is None else v for v in values], dtype=np.float64)
 
         created_at = column([record.created_at for record in usable])
+        valid_from = column([record.valid_from for record in usable])
+        valid_to = column([record.valid_to for record in usable])
 
         return cls(
             records=usable,
@@ -130,8 +133,9 @@ class ScopeIndex:
             bm25_norms=_bm25_norms(lengths),
             created_at=created_at,
             access_count=column([float(record.access_count) for record in usable]),
-            valid_from=column([record.valid_from for record in usable]),
-            valid_to=column([record.valid_to for record in usable]),
+            valid_from=valid_from,
+            valid_to=valid_to,
+            has_validity_bounds=not (np.isnan(valid_from).all() and np.isnan(valid_to).all()),
             last_used_at=column(
                 [max(record.created_at, record.last_access_at or 0.0) for record in usable]
             ),
