@@ -182,28 +182,40 @@ class MemoryStage:
         scope: MemoryScope,
     ) -> tuple[list[MemoryCandidate], ScopeIndex]:
         """What retrieval and the session cache offer to inject, best first."""
-        query = request.key_text
         with timings.timed("memory_retrieve"):
-            index, knowledge_index = await self._scopes(request, scope)
-            retrieved: list[ScoredMemory] = []
-            knowledge: list[ScoredMemory] = []
-            if query and (index.size or (knowledge_index is not None and knowledge_index.size)):
-                found = _Found(index, knowledge_index)
-                retrieved, knowledge = await self._search_both(request, timings, draft, found)
             if request.session:
+                # The session's cache is read while the scopes are read and searched.
+                cached, (found, retrieved, knowledge) = await both(
+                    self._service.sessions.load(request.tenant, scope.user, request.session),
+                    self._search(request, timings, draft, scope),
+                )
                 turn = await self._service.session_turn(
                     scope,
                     request.session,
                     retrieved,
                     policy,
-                    index=index,
+                    index=found.memories,
                     knowledge=knowledge,
-                    knowledge_index=knowledge_index,
+                    knowledge_index=found.knowledge,
+                    cached=cached,
                 )
                 candidates = turn.to_inject
             else:
+                found, retrieved, knowledge = await self._search(request, timings, draft, scope)
                 candidates = this_turn(retrieved, knowledge)[: policy.session.inject_top_n]
-        return candidates, index
+        return candidates, found.memories
+
+    async def _search(
+        self, request: ChatRequest, timings: Timings, draft: _Draft, scope: MemoryScope
+    ) -> tuple[_Found, list[ScoredMemory], list[ScoredMemory]]:
+        """The turn's scopes, and what each holds for its question."""
+        index, knowledge_index = await self._scopes(request, scope)
+        found = _Found(index, knowledge_index)
+        knows = knowledge_index is not None and knowledge_index.size > 0
+        if not request.key_text or not (index.size or knows):
+            return found, [], []
+        retrieved, knowledge = await self._search_both(request, timings, draft, found)
+        return found, retrieved, knowledge
 
     async def _scopes(
         self, request: ChatRequest, scope: MemoryScope
