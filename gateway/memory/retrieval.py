@@ -94,12 +94,15 @@ def rank(
     *,
     relevance_model: RelevanceScorer | None = None,
     candidates_per_signal: int = RELEVANCE_CANDIDATES_PER_SIGNAL,
+    distinct: int | None = None,
 ) -> list[ScoredMemory]:
     """Best first, at most `top_k`. "fused": ordered by calibrated relevance times the
     modifiers, floored at `min_score` on the calibrated relevance, the model scoring
     only the candidates (`gateway.memory.candidates`); "dense" and "keyword"
     (baselines): ordered by that one signal times the modifiers, floored on that
-    product."""
+    product. With `distinct`: of those, only the first of each distinct text (dedup
+    key), at most `distinct`, which is what the searches keep
+    (`gateway.memory.ranked`); the others are never built."""
     if index.size == 0 or top_k <= 0:
         return []
     found = signals(index, query_text, query_vector)
@@ -130,6 +133,8 @@ def rank(
     floored = np.where(left_out, -np.inf, floored)
     order = top_rows(scores, top_k)
     kept = order[floored[order] >= settings.min_score]
+    if distinct is not None:
+        kept = _first_per_text(index, rows, kept, distinct)
     return _results(
         index,
         rows[kept],
@@ -139,6 +144,22 @@ def rank(
         relevance[kept],
         found.shared_terms[rows[kept]],
     )
+
+
+def _first_per_text(index: ScopeIndex, rows: Indices, kept: Indices, limit: int) -> Indices:
+    """Of `kept` (positions in `rows`, best first), the first of each distinct text, at
+    most `limit`."""
+    seen: set[str] = set()
+    first: list[int] = []
+    for at, row in zip(kept.tolist(), rows[kept].tolist(), strict=True):
+        key = index.keys[row] if index.keys else dedup_key(index.records[row].content)
+        if key in seen:
+            continue
+        seen.add(key)
+        first.append(at)
+        if len(first) == limit:
+            break
+    return np.asarray(first, dtype=np.int64)
 
 
 def _results(

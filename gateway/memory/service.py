@@ -276,6 +276,7 @@ class MemoryService:
             top_k=top_k * 2,
             mode=mode,
             relevance_model=self._relevance,
+            distinct=top_k,
         )
         results = await ranked_once_per_text(ranking, index.size, top_k)
         if searches is not None and (query_vector is not None or mode == "keyword"):
