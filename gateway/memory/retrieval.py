@@ -135,15 +135,8 @@ def rank(
     kept = order[floored[order] >= settings.min_score]
     if distinct is not None:
         kept = _first_per_text(index, rows, kept, distinct)
-    return _results(
-        index,
-        rows[kept],
-        scores[kept],
-        dense[kept],
-        keyword[kept],
-        relevance[kept],
-        found.shared_terms[rows[kept]],
-    )
+    columns = (scores, dense, keyword, relevance)
+    return _results(index, rows[kept], found.shared_terms[rows[kept]], *(c[kept] for c in columns))
 
 
 def _first_per_text(index: ScopeIndex, rows: Indices, kept: Indices, limit: int) -> Indices:
@@ -165,11 +158,11 @@ def _first_per_text(index: ScopeIndex, rows: Indices, kept: Indices, limit: int)
 def _results(
     index: ScopeIndex,
     rows: Indices,
+    shared_terms: Indices,
     scores: Floats,
     dense: Floats,
     keyword: Floats,
     relevance: Floats,
-    shared_terms: Indices,
 ) -> list[ScoredMemory]:
     """The kept rows as results, in order. `tolist` gives the Python floats and ints
     that `float()` and `int()` of each element would, in one call per column."""
