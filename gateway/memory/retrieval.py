@@ -27,9 +27,10 @@ Recency and use only scale relevance: they order relevant memories, they never l
 irrelevant one. `min_score` and the session cache's `admit_min_score` compare the
 calibrated relevance, so they mean a probability of being evidence.
 
-A `ScopeIndex` is built once per version of a user's memories (see `MemoryService`):
-the vectors stacked in one matrix, an inverted index of keyword terms, and the time and
-use columns; ranking a query is then a few numpy operations over the whole scope.
+A `ScopeIndex` (`gateway.memory.scope_index`) is built once per version of a user's
+memories (see `MemoryService`): the vectors stacked in one matrix, an inverted index of
+keyword terms with its BM25 norms, the time and use columns, each row's dedup key;
+ranking a query is then a few numpy operations over the whole scope.
 """
 
 from __future__ import annotations
