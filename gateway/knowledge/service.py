@@ -222,7 +222,14 @@ class KnowledgeService:
         if index.size == 0 or not query.strip():
             return []
         ranking_call = functools.partial(
-            rank, index, query, query_vector, self._clock(), ranking, top_k=top_k * 2
+            rank,
+            index,
+            query,
+            query_vector,
+            self._clock(),
+            ranking,
+            top_k=top_k * 2,
+            distinct=top_k,
         )
         results = await ranked_once_per_text(ranking_call, index.size, top_k)
         searches = self._searches_of(scope, index)

@@ -39,7 +39,8 @@ def candidate_rows(
     # Each signal's best plus both neighbours of each: at most 6 x per_signal rows.
     if per_signal <= 0 or count <= 2 * per_signal:
         return np.arange(count, dtype=np.int64)
-    by_meaning = _best(np.where(usable, cosine, -np.inf), per_signal)
+    # Every row comparable (the usual case): the mask would keep every value.
+    by_meaning = _best(cosine if usable.all() else np.where(usable, cosine, -np.inf), per_signal)
     matched = np.flatnonzero(keyword > 0)
     by_keyword = (
         matched if matched.size <= per_signal else matched[_best(keyword[matched], per_signal)]

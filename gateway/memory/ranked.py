@@ -6,8 +6,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 
-from gateway.memory.retrieval import ScoredMemory
-from gateway.memory.text import dedup_key
+from gateway.memory.retrieval import ScoredMemory, result_key
 
 # A scope larger than this is ranked in a worker thread: the event loop keeps serving
 # other requests meanwhile (ranking is mostly numpy, which releases the GIL; see
@@ -27,7 +26,7 @@ async def ranked_once_per_text(
     seen: set[str] = set()
     unique: list[ScoredMemory] = []
     for scored in ranked:
-        key = dedup_key(scored.record.content)
+        key = result_key(scored)  # the index's, not hashed again
         if key not in seen:
             seen.add(key)
             unique.append(scored)

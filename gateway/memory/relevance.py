@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol
 
@@ -120,21 +120,27 @@ def relevance_features_at(
     when the scope is indexed)."""
     count = cosine.shape[0]
     worst = float(count)
+    # Every row comparable (the usual case): the masks by `has_vector` would keep every
+    # value, so they are skipped (the same numbers, less work over the whole scope).
+    every = bool(has_vector.all())
     picked_vector = has_vector[rows]
-    dense_values = np.where(has_vector, cosine, -2.0)
+    dense_values = cosine if every else np.where(has_vector, cosine, -2.0)
     dense_rank = np.where(picked_vector, ranks_among(dense_values, dense_values[rows]), worst)
-    matched = keyword[rows] > 0
+    picked_keyword = keyword[rows]
+    matched = picked_keyword > 0
     # Only memories holding a query term can outrank one that holds one.
-    keyword_rank = np.where(matched, ranks_among(keyword[keyword > 0], keyword[rows]), worst)
-    cosine = np.where(has_vector, cosine, 0.0)
-    best_cosine = float(cosine[has_vector].max()) if has_vector.any() else 0.0
+    keyword_rank = np.where(matched, ranks_among(keyword[keyword > 0], picked_keyword), worst)
+    if not every:
+        cosine = np.where(has_vector, cosine, 0.0)
+    comparable = cosine if every else cosine[has_vector]
+    best_cosine = float(comparable.max()) if comparable.size else 0.0
     best_keyword = float(keyword.max()) if count else 0.0
-    share_all = keyword / best_keyword if best_keyword > 0 else np.zeros(count)
-    gap_all = np.where(has_vector, cosine - best_cosine, -1.0)
     before, after = adjacent[0][rows], adjacent[1][rows]
-    share, gap, picked_keyword = share_all[rows], gap_all[rows], keyword[rows]
-    neighbour_share = np.maximum(_at(share_all, before, 0.0), _at(share_all, after, 0.0))
-    neighbour_gap = np.maximum(_at(gap_all, before, -1.0), _at(gap_all, after, -1.0))
+    # Shares and gaps of the rows and their neighbours only, not of the whole scope.
+    lift = _Lift(keyword, best_keyword, cosine, best_cosine, None if every else has_vector)
+    share, gap = lift.share(rows), lift.gap(rows)
+    neighbour_share = np.maximum(_at(lift.share, before, 0.0), _at(lift.share, after, 0.0))
+    neighbour_gap = np.maximum(_at(lift.gap, before, -1.0), _at(lift.gap, after, -1.0))
     columns = (
         cosine[rows],
         picked_keyword,
@@ -150,7 +156,32 @@ def relevance_features_at(
         (dense_rank == 0).astype(np.float64),
         picked_keyword**2,
     )
-    return np.stack(columns, axis=1).astype(np.float64)
+    return np.stack(columns, axis=1).astype(np.float64, copy=False)
+
+
+@dataclass(frozen=True, slots=True)
+class _Lift:
+    """keyword_share (keyword over the query's best) and cosine_gap (cosine minus the
+    best; -1 without a vector) of given rows: elementwise, so the same numbers as
+    when worked out for the whole scope and then picked."""
+
+    keyword: Floats
+    best_keyword: float
+    cosine: Floats
+    best_cosine: float
+    has_vector: npt.NDArray[np.bool_] | None  # None: every row has one
+
+    def share(self, rows: Indices) -> Floats:
+        if self.best_keyword > 0:
+            shares: Floats = self.keyword[rows] / self.best_keyword
+            return shares
+        return np.zeros(rows.shape[0])
+
+    def gap(self, rows: Indices) -> Floats:
+        gaps: Floats = self.cosine[rows] - self.best_cosine
+        if self.has_vector is None:
+            return gaps
+        return np.where(self.has_vector[rows], gaps, -1.0)
 
 
 def neighbours(created_at: Floats) -> tuple[Indices, Indices]:
@@ -164,8 +195,9 @@ def neighbours(created_at: Floats) -> tuple[Indices, Indices]:
     return before, after
 
 
-def _at(values: Floats, rows: Indices, missing: float) -> Floats:
-    picked: Floats = np.where(rows >= 0, values[np.maximum(rows, 0)], missing)
+def _at(values: Callable[[Indices], Floats], rows: Indices, missing: float) -> Floats:
+    """`values` of `rows`, `missing` where a row is -1 (no neighbour)."""
+    picked: Floats = np.where(rows >= 0, values(np.maximum(rows, 0)), missing)
     return picked
 
 

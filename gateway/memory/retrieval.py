@@ -27,18 +27,16 @@ Recency and use only scale relevance: they order relevant memories, they never l
 irrelevant one. `min_score` and the session cache's `admit_min_score` compare the
 calibrated relevance, so they mean a probability of being evidence.
 
-A `ScopeIndex` is built once per version of a user's memories (see `MemoryService`):
-the vectors stacked in one matrix, an inverted index of keyword terms, and the time and
-use columns; ranking a query is then a few numpy operations over the whole scope.
+A `ScopeIndex` (`gateway.memory.scope_index`) is built once per version of a user's
+memories (see `MemoryService`): the vectors stacked in one matrix, an inverted index of
+keyword terms with its BM25 norms, the time and use columns, each row's dedup key;
+ranking a query is then a few numpy operations over the whole scope.
 """
 
 from __future__ import annotations
 
 import math
-import threading
-from collections import Counter, OrderedDict, defaultdict
-from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 import numpy as np
@@ -52,6 +50,9 @@ from gateway.memory.relevance import (
     packaged_relevance_model,
     relevance_features_at,
 )
+from gateway.memory.scope_index import BM25_K1
+from gateway.memory.scope_index import ScopeIndex as ScopeIndex
+from gateway.memory.scope_index import TermCache as TermCache
 from gateway.memory.text import dedup_key, keyword_terms
 from gateway.policy.memory import MemoryRankingPolicy
 
@@ -59,8 +60,6 @@ RankMode = Literal["fused", "dense", "keyword"]
 Floats = npt.NDArray[np.float64]
 Indices = npt.NDArray[np.int64]
 
-_BM25_K1 = 1.2
-_BM25_B = 0.75
 _SECONDS_PER_DAY = 86400.0
 _ACCESS_SATURATION = math.log1p(20)  # 20 uses count as fully established
 
@@ -75,156 +74,14 @@ class ScoredMemory:
     # what the floors (`min_score`, the session cache's `admit_min_score`) compare.
     relevance: float = 0.0
     shared_terms: int = 0  # distinct keyword terms of the query the memory holds
+    # `dedup_key(record.content)` as the scope's index holds it ("": not given, see
+    # `result_key`); results are deduplicated and merged by it on every turn.
+    key: str = field(default="", compare=False, repr=False)
 
 
-class TermCache:
-    """Keyword terms and dedup key per memory id, bounded (LRU). Memories are ADD-only,
-    so an id's text never changes: rebuilding a scope after one memory was added
-    tokenises only that one."""
-
-    def __init__(self, max_entries: int = 100_000) -> None:
-        self._entries: OrderedDict[str, tuple[Counter[str], str]] = OrderedDict()
-        self._max_entries = max_entries
-        # Large scopes are indexed in a worker thread while small ones are indexed on
-        # the event loop: the LRU's look-up, insert and eviction must not interleave.
-        self._lock = threading.Lock()
-
-    def get(self, record: MemoryRecord) -> tuple[Counter[str], str]:
-        with self._lock:
-            entry = self._entries.get(record.id)
-            if entry is not None:
-                self._entries.move_to_end(record.id)
-                return entry
-        entry = (Counter(keyword_terms(record.content)), dedup_key(record.content))
-        with self._lock:
-            self._entries[record.id] = entry
-            if len(self._entries) > self._max_entries:
-                self._entries.popitem(last=False)
-        return entry
-
-
-@dataclass(frozen=True, slots=True)
-class ScopeIndex:
-    """One scope's memories, prepared for ranking. Quarantined memories are left out of
-    the ranking but their texts count as known (capture does not store them again);
-    superseded versions are neither ranked nor known (the old value may be stated again)."""
-
-    records: list[MemoryRecord]
-    known_keys: frozenset[str]
-    ids: frozenset[str]  # of `records`: what a session may still carry from this scope
-    matrix: npt.NDArray[np.float32] | None  # rows of `records`; zeros where no vector
-    has_vector: npt.NDArray[np.bool_]
-    postings: dict[str, tuple[Indices, Floats]]  # term -> (record rows, term counts)
-    lengths: Floats
-    created_at: Floats
-    access_count: Floats
-    valid_from: Floats  # NaN: no bound
-    valid_to: Floats
-    last_used_at: Floats  # last access, else creation: what recency decays from
-    kind_codes: Indices  # positions in `MEMORY_KINDS`
-    # Current, unquarantined procedural memories, oldest first: injected whole, in order.
-    procedural: tuple[MemoryRecord, ...] = ()
-    stored_ids: frozenset[str] = frozenset()  # every id of the scope, superseded too
-    # `relevance.neighbours(created_at)`: fixed per scope, so found once, not per query.
-    adjacent: tuple[Indices, Indices] | None = None
-
-    @property
-    def size(self) -> int:
-        return len(self.records)
-
-    @classmethod
-    def build(
-        cls,
-        records: Sequence[MemoryRecord],
-        embedder_name: str,
-        terms: TermCache | None = None,
-    ) -> ScopeIndex:
-        terms = terms or TermCache()
-        current = [record for record in records if record.current]
-        usable = [
-            record
-            for record in current
-            if record.quarantine is None and record.kind != "procedural"
-        ]
-        procedural = sorted(
-            (r for r in current if r.quarantine is None and r.kind == "procedural"),
-            key=lambda record: (record.created_at, record.id),
-        )
-        count = len(usable)
-        matrix, has_vector = _vector_matrix(usable, embedder_name)
-        rows: defaultdict[str, list[int]] = defaultdict(list)
-        counts: defaultdict[str, list[float]] = defaultdict(list)
-        lengths = np.zeros(count, dtype=np.float64)
-        for row, record in enumerate(usable):
-            record_terms = terms.get(record)[0]
-            lengths[row] = sum(record_terms.values())
-            for term, tf in record_terms.items():
-                rows[term].append(row)
-                counts[term].append(float(tf))
-        postings = {
-            term: (np.asarray(rows[term], dtype=np.int64), np.asarray(counts[term]))
-            for term in rows
-        }
-
-        def column(values: Sequence[float | None]) -> Floats:
-            return np.asarray([np.nan if v is None else v for v in values], dtype=np.float64)
-
-        created_at = column([record.created_at for record in usable])
-
-        return cls(
-            records=usable,
-            known_keys=frozenset(terms.get(record)[1] for record in current),
-            ids=frozenset(record.id for record in [*usable, *procedural]),
-            matrix=matrix,
-            has_vector=has_vector,
-            postings=postings,
-            lengths=lengths,
-            created_at=created_at,
-            access_count=column([float(record.access_count) for record in usable]),
-            valid_from=column([record.valid_from for record in usable]),
-            valid_to=column([record.valid_to for record in usable]),
-            last_used_at=column(
-                [max(record.created_at, record.last_access_at or 0.0) for record in usable]
-            ),
-            kind_codes=np.asarray(
-                [MEMORY_KINDS.index(record.kind) for record in usable], dtype=np.int64
-            ),
-            procedural=tuple(procedural),
-            stored_ids=frozenset(record.id for record in records),
-            adjacent=neighbours(created_at),
-        )
-
-
-def _vector_matrix(
-    usable: Sequence[MemoryRecord], embedder_name: str
-) -> tuple[npt.NDArray[np.float32] | None, npt.NDArray[np.bool_]]:
-    """The records' vectors stacked in rows (zeros where a record has none), and which
-    rows hold one."""
-    count = len(usable)
-    # Vectors of another embedder (or shape) are not comparable: such memories are
-    # found by keyword only until re-embedded.
-    dimensions = next(
-        (
-            record.vector.shape[0]
-            for record in usable
-            if record.vector is not None and record.embedder == embedder_name
-        ),
-        None,
-    )
-    matrix = None
-    has_vector = np.zeros(count, dtype=np.bool_)
-    if dimensions is not None:
-        matrix = np.zeros((count, dimensions), dtype=np.float32)
-        for row, record in enumerate(usable):
-            vector = record.vector
-            if (
-                vector is not None
-                and record.embedder == embedder_name
-                and vector.shape == (dimensions,)
-            ):
-                matrix[row] = vector
-                has_vector[row] = True
-    return matrix, has_vector
+def result_key(scored: ScoredMemory) -> str:
+    """The result's dedup key: the index's, else worked out from its text."""
+    return scored.key or dedup_key(scored.record.content)
 
 
 def rank(
@@ -238,12 +95,15 @@ def rank(
     *,
     relevance_model: RelevanceScorer | None = None,
     candidates_per_signal: int = RELEVANCE_CANDIDATES_PER_SIGNAL,
+    distinct: int | None = None,
 ) -> list[ScoredMemory]:
     """Best first, at most `top_k`. "fused": ordered by calibrated relevance times the
     modifiers, floored at `min_score` on the calibrated relevance, the model scoring
     only the candidates (`gateway.memory.candidates`); "dense" and "keyword"
     (baselines): ordered by that one signal times the modifiers, floored on that
-    product."""
+    product. With `distinct`: of those, only the first of each distinct text (dedup
+    key), at most `distinct`, which is what the searches keep
+    (`gateway.memory.ranked`); the others are never built."""
     if index.size == 0 or top_k <= 0:
         return []
     found = signals(index, query_text, query_vector)
@@ -273,17 +133,60 @@ def rank(
     scores = np.where(left_out, -np.inf, scores)
     floored = np.where(left_out, -np.inf, floored)
     order = top_rows(scores, top_k)
+    kept = order[floored[order] >= settings.min_score]
+    if distinct is not None:
+        kept = _first_per_text(index, rows, kept, distinct)
+    columns = (scores, dense, keyword, relevance)
+    return _results(index, rows[kept], found.shared_terms[rows[kept]], *(c[kept] for c in columns))
+
+
+def _first_per_text(index: ScopeIndex, rows: Indices, kept: Indices, limit: int) -> Indices:
+    """Of `kept` (positions in `rows`, best first), the first of each distinct text, at
+    most `limit`."""
+    seen: set[str] = set()
+    first: list[int] = []
+    for at, row in zip(kept.tolist(), rows[kept].tolist(), strict=True):
+        key = index.keys[row] if index.keys else dedup_key(index.records[row].content)
+        if key in seen:
+            continue
+        seen.add(key)
+        first.append(at)
+        if len(first) == limit:
+            break
+    return np.asarray(first, dtype=np.int64)
+
+
+def _results(
+    index: ScopeIndex,
+    rows: Indices,
+    shared_terms: Indices,
+    scores: Floats,
+    dense: Floats,
+    keyword: Floats,
+    relevance: Floats,
+) -> list[ScoredMemory]:
+    """The kept rows as results, in order. `tolist` gives the Python floats and ints
+    that `float()` and `int()` of each element would, in one call per column."""
+    keys = index.keys
     return [
         ScoredMemory(
-            index.records[rows[at]],
-            round(float(scores[at]), 4),
-            float(dense[at]),
-            float(keyword[at]),
-            round(float(relevance[at]), 4),
-            int(found.shared_terms[rows[at]]),
+            index.records[row],
+            round(score, 4),
+            dense_value,
+            keyword_value,
+            round(probability, 4),
+            shared,
+            keys[row] if keys else "",
         )
-        for at in order
-        if floored[at] >= settings.min_score
+        for row, score, dense_value, keyword_value, probability, shared in zip(
+            rows.tolist(),
+            scores.tolist(),
+            dense.tolist(),
+            keyword.tolist(),
+            relevance.tolist(),
+            shared_terms.tolist(),
+            strict=True,
+        )
     ]
 
 
@@ -324,6 +227,8 @@ def _cosine(index: ScopeIndex, query: Vector | None) -> tuple[Floats, npt.NDArra
     if query is None or index.matrix is None or query.shape != (index.matrix.shape[1],):
         return np.zeros(index.size, dtype=np.float64), none
     cosine = (index.matrix @ query.astype(np.float32)).astype(np.float64)
+    if index.all_vectors:  # the mask would keep every value
+        return cosine, index.has_vector
     return np.where(index.has_vector, cosine, 0.0), index.has_vector
 
 
@@ -341,8 +246,7 @@ def _keyword(index: ScopeIndex, query_text: str) -> tuple[Floats, Indices]:
     if not query_terms:
         return result, shared
     count = index.size
-    average_length = max(float(index.lengths.mean()), 1.0)
-    norms = _BM25_K1 * (1 - _BM25_B + _BM25_B * index.lengths / average_length)
+    norms = index.bm25_norms  # the scope's, worked out when it was indexed
     best = 0.0
     for term in query_terms:
         rows, tf = index.postings.get(term, (None, None))
@@ -354,7 +258,7 @@ def _keyword(index: ScopeIndex, query_text: str) -> tuple[Floats, Indices]:
         idf = math.log(1 + (count - seen + 0.5) / (seen + 0.5))
         best += idf  # a single occurrence in a memory of average length
         if rows is not None and tf is not None:
-            result[rows] += idf * tf * (_BM25_K1 + 1) / (tf + norms[rows])
+            result[rows] += idf * tf * (BM25_K1 + 1) / (tf + norms[rows])
             shared[rows] += 1
     if best > 0:
         result /= best
@@ -385,6 +289,9 @@ def _modifiers(
     access = np.minimum(np.log1p(index.access_count[rows]) / _ACCESS_SATURATION, 1.0)
     base = 1.0 - settings.recency_weight - settings.access_weight
     factor = base + settings.recency_weight * recency + settings.access_weight * access
+    if not index.has_validity_bounds:
+        # Every row holds at any time: the validity factor below would be 1 throughout.
+        return factor
     valid_from, valid_to = index.valid_from[rows], index.valid_to[rows]
     started = np.isnan(valid_from) | (now >= valid_from)
     not_ended = np.isnan(valid_to) | (now < valid_to)

@@ -276,6 +276,7 @@ class MemoryService:
             top_k=top_k * 2,
             mode=mode,
             relevance_model=self._relevance,
+            distinct=top_k,
         )
         results = await ranked_once_per_text(ranking, index.size, top_k)
         if searches is not None and (query_vector is not None or mode == "keyword"):
@@ -316,6 +317,7 @@ class MemoryService:
         *,
         knowledge: Sequence[ScoredMemory] = (),
         knowledge_index: ScopeIndex | None = None,
+        cached: Sequence[SessionItem] | None = None,
     ) -> SessionTurn:
         """Merge this turn's retrieval (memories and, when given, the tenant's
         knowledge) with the session cache and write the cache back.
@@ -325,10 +327,13 @@ class MemoryService:
         have written them back. Cached knowledge items live only while they are in
         `knowledge_index` (the request's knowledge scope, fresh: its version is read on
         every turn), so a deleted or replaced item is never injected again, nor one of
-        another namespace; without an index (knowledge off) none are kept."""
+        another namespace; without an index (knowledge off) none are kept. `cached`:
+        the session's items as `sessions.load` returned them this turn (read while
+        retrieval ran); None: read here."""
         settings = policy.session
         now = self._clock()
-        cached = await self.sessions.load(scope.tenant, scope.user, session)
+        if cached is None:
+            cached = await self.sessions.load(scope.tenant, scope.user, session)
         memories = [item for item in cached if item.source != KNOWLEDGE_SOURCE]
         live = await self._still_stored(scope, memories, index)
         known = frozenset() if knowledge_index is None else knowledge_index.ids

@@ -23,8 +23,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from gateway.knowledge.records import KNOWLEDGE_SOURCE
-from gateway.memory.retrieval import ScoredMemory
-from gateway.memory.text import dedup_key
+from gateway.memory.retrieval import ScoredMemory, result_key
 from gateway.policy.memory import SessionMemoryPolicy
 from gateway.storage.protocols import SessionItem
 
@@ -61,7 +60,7 @@ class SessionTurn:
 
 def from_retrieval(scored: ScoredMemory, source: str = MEMORY_SOURCE) -> MemoryCandidate:
     return MemoryCandidate(
-        key=dedup_key(scored.record.content),
+        key=result_key(scored),
         content=scored.record.content,
         score=scored.score,
         origin=Origin.THIS_TURN,

@@ -157,3 +157,13 @@ def _within_window(
     while earlier and prompt_tokens() > limit:
         earlier = drop_oldest_unit(earlier)
     return earlier, limit - prompt_tokens()
+
+
+def requested_output_tokens(body: dict[str, Any]) -> int | None:
+    """What the client asked the answer to be held to (`max_completion_tokens`, else
+    `max_tokens`), when it asked."""
+    for name in ("max_completion_tokens", "max_tokens"):
+        value = body.get(name)
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+            return value
+    return None

@@ -15,13 +15,14 @@ here fails, the request is forwarded without memory.
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from gateway.errors import StoreUnavailableResponse
-from gateway.knowledge.records import KNOWLEDGE_SOURCE, KnowledgeScope
+from gateway.knowledge.records import KNOWLEDGE_SOURCE
 from gateway.knowledge.service import KnowledgeService
 from gateway.memory.capture import extract_statements
 from gateway.memory.inject import procedural_candidate
@@ -33,10 +34,17 @@ from gateway.memory.session import MemoryCandidate, this_turn
 from gateway.memory.text import dedup_key
 from gateway.memory.tokens import Tokenizers
 from gateway.memory.tool_results import ToolResultShrinker
-from gateway.pipeline.assemble import Inputs, assemble_budgeted, assemble_plain
+from gateway.pipeline.assemble import (
+    Inputs,
+    assemble_budgeted,
+    assemble_plain,
+    requested_output_tokens,
+)
+from gateway.pipeline.concurrently import both
 from gateway.pipeline.knowledge_digest import for_sharing, shareable_digest
 from gateway.pipeline.request import ChatRequest
 from gateway.pipeline.task_state import INJECTED, NO_ROOM, TaskFound, TaskLookup
+from gateway.pipeline.tenant_knowledge import TenantKnowledge
 from gateway.pipeline.values import MemoryInjection, QueryEmbedding, Timings
 from gateway.policy.memory import MemoryPolicy
 from gateway.providers.protocol import ChatProvider
@@ -60,7 +68,7 @@ class MemoryStage:
     ) -> None:
         self._service = service
         # The tenant's knowledge base, retrieved next to the user's memories.
-        self._knowledge = knowledge
+        self._knowledge = TenantKnowledge(knowledge)
         self._tasks = TaskLookup(tasks)
         # Chat calls for `working_memory.summarise_model` (tool-result summaries).
         self._summariser = summariser
@@ -82,7 +90,7 @@ class MemoryStage:
         policy = request.policy.memory
         wants_memory = policy.enabled and bool(request.user)
         # Tenant knowledge applies to requests without a user too.
-        wants_knowledge = policy.enabled and self._wants_knowledge(request)
+        wants_knowledge = policy.enabled and self._knowledge.wanted(request)
         if not (
             wants_memory or wants_knowledge or request.task or request.policy.working_memory.enabled
         ):
@@ -139,17 +147,14 @@ class MemoryStage:
             return False
         if request.user:
             return True
-        if not self._wants_knowledge(request):
+        if not self._knowledge.wanted(request):
             return False
         try:
-            index = await self._knowledge_index(request)
+            index = await self._knowledge.index(request)
         except Exception:
             # The stage itself then meets the failure and applies `failure.memory`.
             return True
         return index is not None and index.size > 0
-
-    def _wants_knowledge(self, request: ChatRequest) -> bool:
-        return self._knowledge is not None and request.policy.knowledge.enabled
 
     async def _retrieve_knowledge(
         self, request: ChatRequest, timings: Timings, draft: _Draft, policy: MemoryPolicy
@@ -158,14 +163,14 @@ class MemoryStage:
         session cache: that is kept per user)."""
         query = request.key_text
         with timings.timed("memory_retrieve"):
-            index = await self._knowledge_index(request)
+            index = await self._knowledge.index(request)
             if not query or index is None or not index.size:
                 return []
             # A repeated question (an exact hit) needs neither the ranking nor the vector.
-            knowledge = self._memoised_knowledge(request, query, index)
+            knowledge = self._knowledge.memoised(request, query, index)
             if knowledge is None:
                 vector = await self._query_vector(request, timings, draft, query, policy)
-                knowledge = await self._search_knowledge(request, query, vector, index)
+                knowledge = await self._knowledge.search(request, query, vector, index)
         return this_turn([], knowledge)[: policy.session.inject_top_n]
 
     async def _retrieve(
@@ -177,36 +182,49 @@ class MemoryStage:
         scope: MemoryScope,
     ) -> tuple[list[MemoryCandidate], ScopeIndex]:
         """What retrieval and the session cache offer to inject, best first."""
-        query = request.key_text
         with timings.timed("memory_retrieve"):
-            index = await self._service.scope_index(scope)
-            knowledge_index = await self._knowledge_index(request)
-            retrieved: list[ScoredMemory] = []
-            knowledge: list[ScoredMemory] = []
-            if query and (index.size or (knowledge_index is not None and knowledge_index.size)):
-                found = _Found(index, knowledge_index)
-                retrieved, knowledge = await self._search_both(request, timings, draft, found)
             if request.session:
+                # The session's cache is read while the scopes are read and searched.
+                cached, (found, retrieved, knowledge) = await both(
+                    self._service.sessions.load(request.tenant, scope.user, request.session),
+                    self._search(request, timings, draft, scope),
+                )
                 turn = await self._service.session_turn(
                     scope,
                     request.session,
                     retrieved,
                     policy,
-                    index=index,
+                    index=found.memories,
                     knowledge=knowledge,
-                    knowledge_index=knowledge_index,
+                    knowledge_index=found.knowledge,
+                    cached=cached,
                 )
                 candidates = turn.to_inject
             else:
+                found, retrieved, knowledge = await self._search(request, timings, draft, scope)
                 candidates = this_turn(retrieved, knowledge)[: policy.session.inject_top_n]
-        return candidates, index
+        return candidates, found.memories
 
-    async def _knowledge_index(self, request: ChatRequest) -> ScopeIndex | None:
-        """The request's knowledge scope (the tenant's items without a namespace and
-        those of the request's namespace); None when the policy turns knowledge off."""
-        if self._knowledge is None or not request.policy.knowledge.enabled:
-            return None
-        return await self._knowledge.scope_index(KnowledgeScope(request.tenant, request.namespace))
+    async def _search(
+        self, request: ChatRequest, timings: Timings, draft: _Draft, scope: MemoryScope
+    ) -> tuple[_Found, list[ScoredMemory], list[ScoredMemory]]:
+        """The turn's scopes, and what each holds for its question."""
+        index, knowledge_index = await self._scopes(request, scope)
+        found = _Found(index, knowledge_index)
+        knows = knowledge_index is not None and knowledge_index.size > 0
+        if not request.key_text or not (index.size or knows):
+            return found, [], []
+        retrieved, knowledge = await self._search_both(request, timings, draft, found)
+        return found, retrieved, knowledge
+
+    async def _scopes(
+        self, request: ChatRequest, scope: MemoryScope
+    ) -> tuple[ScopeIndex, ScopeIndex | None]:
+        """The user's prepared scope and the request's knowledge scope (None: off)."""
+        if not self._knowledge.wanted(request):
+            return await self._service.scope_index(scope), None
+        # Both versions read at once: one store round trip's wait, not two.
+        return await both(self._service.scope_index(scope), self._knowledge.index(request))
 
     async def _search_both(
         self, request: ChatRequest, timings: Timings, draft: _Draft, found: _Found
@@ -219,46 +237,26 @@ class MemoryStage:
         index, knowledge_index = found.memories, found.knowledge
         top_k = policy.retrieve_top_k
         recalled = self._service.memoised(scope, query, top_k, policy, index) if index.size else []
-        knowledge = self._memoised_knowledge(request, query, knowledge_index)
+        knowledge = self._knowledge.memoised(request, query, knowledge_index)
         wants_knowledge = knowledge_index is not None and knowledge_index.size > 0
         vector = None
         if recalled is None or (wants_knowledge and knowledge is None):
             vector = await self._query_vector(request, timings, draft, query, policy)
-        if recalled is None:
-            recalled = await self._service.search(
-                scope, query, top_k, policy, query_vector=vector, index=index
-            )
-        if knowledge is None:
-            knowledge = await self._search_knowledge(request, query, vector, knowledge_index)
+        memories = functools.partial(
+            self._service.search, scope, query, top_k, policy, query_vector=vector, index=index
+        )
+        tenants = functools.partial(self._knowledge.search, request, query, vector, knowledge_index)
+        if recalled is None and knowledge is None and wants_knowledge:
+            assert knowledge_index is not None
+            # Both ranked at once, the larger scope first: ranked in a worker thread, it
+            # leaves the loop free to rank the other meanwhile.
+            if index.size >= knowledge_index.size:
+                recalled, knowledge = await both(memories(), tenants())
+            else:
+                knowledge, recalled = await both(tenants(), memories())
+        recalled = await memories() if recalled is None else recalled
+        knowledge = await tenants() if knowledge is None else knowledge
         return recalled, knowledge
-
-    def _memoised_knowledge(
-        self, request: ChatRequest, query: str, index: ScopeIndex | None
-    ) -> list[ScoredMemory] | None:
-        """The knowledge search of this question over `index`, when it was done lately."""
-        if self._knowledge is None or index is None or not index.size:
-            return None
-        return self._knowledge.memoised(
-            KnowledgeScope(request.tenant, request.namespace),
-            query,
-            request.policy.knowledge.retrieve_top_k,
-            request.policy.memory.ranking,
-            index,
-        )
-
-    async def _search_knowledge(
-        self, request: ChatRequest, query: str, vector: Any, index: ScopeIndex | None
-    ) -> list[ScoredMemory]:
-        if self._knowledge is None or index is None or not index.size:
-            return []
-        return await self._knowledge.search(
-            KnowledgeScope(request.tenant, request.namespace),
-            query,
-            request.policy.knowledge.retrieve_top_k,
-            request.policy.memory.ranking,
-            vector,
-            index=index,
-        )
 
     async def _query_vector(
         self,
@@ -296,7 +294,7 @@ class MemoryStage:
             window_tokens=self._limits.context_window(
                 request.model, request.policy.memory.default_context_window_tokens
             ),
-            requested_output_tokens=_requested_output_tokens(request.body),
+            requested_output_tokens=requested_output_tokens(request.body),
             candidates=candidates,
             task=None if found is None else found.record,
             pinned=pinned,
@@ -388,11 +386,3 @@ class _Draft:
             truncated_tool_results=self.truncated,
             knowledge_digest=self.knowledge_digest,
         )
-
-
-def _requested_output_tokens(body: dict[str, Any]) -> int | None:
-    for name in ("max_completion_tokens", "max_tokens"):
-        value = body.get(name)
-        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
-            return value
-    return None

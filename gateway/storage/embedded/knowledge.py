@@ -15,6 +15,7 @@ import orjson
 from gateway.knowledge.records import KnowledgeRecord, KnowledgeScope
 from gateway.storage.agent_protocols import KnowledgePage
 from gateway.storage.embedded.database import OwnedDatabase, SQLiteDatabase, transaction
+from gateway.storage.embedded.versions import VersionMirror
 from gateway.storage.protocols import QuotaExceeded
 from gateway.storage.serialise import vector_from_bytes, vector_to_bytes
 
@@ -62,6 +63,7 @@ class SQLiteKnowledgeStore(OwnedDatabase):
 
     def __init__(self, database: SQLiteDatabase) -> None:
         self._db = database
+        self._versions = VersionMirror()  # by tenant
 
     @classmethod
     async def open(cls, data_dir: Path) -> SQLiteKnowledgeStore:
@@ -108,6 +110,7 @@ class SQLiteKnowledgeStore(OwnedDatabase):
                     rows,
                 )
                 _bump(connection, tenant)
+                self._versions.forget(tenant)
 
         await self._db.run(_add)
 
@@ -131,6 +134,7 @@ class SQLiteKnowledgeStore(OwnedDatabase):
                 if cursor.rowcount <= 0:
                     return False
                 _bump(connection, tenant)
+                self._versions.forget(tenant)
                 return True
 
         return await self._db.run(_delete)
@@ -151,6 +155,7 @@ class SQLiteKnowledgeStore(OwnedDatabase):
                         (tenant, document_id),
                     )
                     _bump(connection, tenant)
+                    self._versions.forget(tenant)
                 return ids
 
         return await self._db.run(_delete)
@@ -194,11 +199,18 @@ class SQLiteKnowledgeStore(OwnedDatabase):
         return await self._db.run(_scope)
 
     async def version(self, tenant: str) -> str:
+        # Read on every turn: answered in the process while no write changed it.
+        mirrored = self._versions.get(tenant)
+        if mirrored is not None:
+            return mirrored
+
         def _version() -> str:
             row = self._db.connection.execute(
                 "SELECT version FROM knowledge_versions WHERE tenant = ?", (tenant,)
             ).fetchone()
-            return "0" if row is None else str(row[0])
+            version = "0" if row is None else str(row[0])
+            self._versions.remember(tenant, version)
+            return version
 
         return await self._db.run(_version)
 

@@ -19,6 +19,7 @@ from gateway.memory.records import MemoryRecord, MemoryScope
 from gateway.storage.embedded.database import SQLiteDatabase, transaction
 from gateway.storage.embedded.sessions import SQLiteSessionStore
 from gateway.storage.embedded.supersede import mark_superseded
+from gateway.storage.embedded.versions import VersionMirror
 from gateway.storage.protocols import (
     AlreadyWritten,
     IdempotentWrite,
@@ -156,6 +157,7 @@ class SQLiteMemoryStore:
         self._clock = clock
         self._caps = caps
         self._tenant_totals: dict[str, tuple[int, int]] = {}
+        self._versions = VersionMirror()  # by (tenant, user)
 
     @classmethod
     async def open(
@@ -264,6 +266,7 @@ class SQLiteMemoryStore:
                     added = sum(record.size_bytes for record in owned)
                     _set_usage(connection, tenant, user, (count + len(owned), used + added))
                     _bump_version(connection, tenant, user)
+                    self._versions.forget((tenant, user))
             # Committed: only now do the totals move.
             for record in records:
                 self._change_totals(record.tenant, 1, record.size_bytes)
@@ -319,6 +322,7 @@ class SQLiteMemoryStore:
                 size = MemoryRecord.from_storage(orjson.loads(row[1])).size_bytes
                 _set_usage(connection, tenant, user, (max(count - 1, 0), max(used - size, 0)))
                 _bump_version(connection, tenant, user)
+                self._versions.forget((tenant, user))
             self._change_totals(tenant, -1, -size)
             return True
 
@@ -406,12 +410,19 @@ class SQLiteMemoryStore:
         return await self._db.run(_owners)
 
     async def scope_version(self, tenant: str, user: str) -> str:
+        # Read on every turn: answered in the process while no write changed it.
+        mirrored = self._versions.get((tenant, user))
+        if mirrored is not None:
+            return mirrored
+
         def _version() -> str:
             row = self._db.connection.execute(
                 "SELECT version FROM memory_versions WHERE tenant = ? AND user = ?",
                 (tenant, user),
             ).fetchone()
-            return "0" if row is None else str(row[0])
+            version = "0" if row is None else str(row[0])
+            self._versions.remember((tenant, user), version)
+            return version
 
         return await self._db.run(_version)
 
