@@ -28,7 +28,7 @@ from gateway.auth import Principal
 from gateway.errors import GatewayError, ModelNotFound
 from gateway.limits.admission import RateAdmission
 from gateway.limits.outcome import settle_outcome
-from gateway.limits.service import Grant
+from gateway.limits.service import NO_GRANT, Grant
 from gateway.pipeline.decision import Decision
 from gateway.pipeline.reasons import Layer
 from gateway.pipeline.request import ChatRequest
@@ -113,15 +113,25 @@ async def handle(
     (`gateway/limits/admission.py`), and they settle once the answer is known;
     `grant`: what the exact-hit shortcut charged already."""
     limits = services.rate_limits
-    admission = RateAdmission(limits, chat, grant)
+    # A tenant without limits has nothing to check or charge: the pipeline gets none.
+    admission = (
+        RateAdmission(limits, chat, grant) if grant is not None or limits.applies(chat) else None
+    )
     try:
         outcome = await services.pipeline.handle(chat, admission)
     except GatewayError:
-        await admission.close()
-        limits.settle(admission.grant, None)
+        limits.settle(await _charged(admission), None)
         raise
     except Exception as exc:
-        await admission.close()
-        limits.settle(admission.grant, None)
+        limits.settle(await _charged(admission), None)
         raise GatewayError("The gateway failed to handle this request.") from exc
-    return settle_outcome(limits, admission.grant, outcome, chat.model)
+    charged = NO_GRANT if admission is None else admission.grant
+    return settle_outcome(limits, charged, outcome, chat.model)
+
+
+async def _charged(admission: RateAdmission | None) -> Grant:
+    """What a failed request was charged (its check awaited, if the pipeline had not)."""
+    if admission is None:
+        return NO_GRANT
+    await admission.close()
+    return admission.grant
