@@ -6,7 +6,8 @@ awaits once its exact read is under way; the token limits (when hits do not coun
 against them, the default) are charged only before the provider is called, with the
 tiktoken estimate. So an exact or semantic hit costs one limiter call, overlapping the
 read, and no estimate or refund. `grant` is what was charged so far, which the route
-settles once the answer is known.
+settles once the answer is known. What the check adds to a hit:
+docs/measurements.md#rate-limit-check-on-a-hit.
 """
 
 from __future__ import annotations
