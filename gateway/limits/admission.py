@@ -30,6 +30,9 @@ class RateAdmission:
         self._check: asyncio.Future[Grant] | None = None
         if grant is None and limits.applies(request):
             self._check = asyncio.ensure_future(limits.admit(request, defer_tokens=True))
+            # A request cancelled before it awaited the check (the client left) must
+            # not leave a "never retrieved" refusal behind in the log.
+            self._check.add_done_callback(_retrieved)
 
     async def admitted(self) -> None:
         check, self._check = self._check, None
@@ -47,3 +50,8 @@ class RateAdmission:
         if check is not None:
             with contextlib.suppress(Exception):
                 self.grant = await check
+
+
+def _retrieved(check: asyncio.Future[Grant]) -> None:
+    if not check.cancelled():
+        check.exception()

@@ -4,6 +4,8 @@ cache hit charges no tokens and needs no refund."""
 
 from __future__ import annotations
 
+import asyncio
+import gc
 from typing import Any
 
 import pytest
@@ -102,3 +104,21 @@ async def test_closing_an_unawaited_check_keeps_what_it_charged() -> None:
     admission = RateAdmission(limits, request)
     await admission.close()  # the pipeline failed before awaiting it
     assert limiter.calls == 1 and admission.grant.estimate == 10
+
+
+async def test_a_refusal_nobody_awaited_leaves_nothing_in_the_log() -> None:
+    limits, _, request = _setup(key={"rpm": 60, "request_burst": 1})
+    await RateAdmission(limits, request).admitted()
+    reported: list[dict[str, Any]] = []
+    loop = asyncio.get_running_loop()
+    loop.set_exception_handler(lambda _, context: reported.append(context))
+    try:
+        abandoned = RateAdmission(limits, request)  # refused; its client left
+        for _ in range(3):
+            await asyncio.sleep(0)
+        del abandoned
+        gc.collect()
+        await asyncio.sleep(0)
+    finally:
+        loop.set_exception_handler(None)
+    assert reported == []
