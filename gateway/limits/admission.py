@@ -23,12 +23,13 @@ class RateAdmission:
     def __init__(
         self, limits: RequestLimits, request: ChatRequest, grant: Grant | None = None
     ) -> None:
-        """`grant`: what the exact-hit shortcut already charged (nothing is asked again)."""
+        """`grant`: what the exact-hit shortcut already charged (nothing is asked again).
+        The route builds one only for a tenant with limits (`RequestLimits.applies`)."""
         self._limits = limits
         self._request = request
         self.grant = NO_GRANT if grant is None else grant
         self._check: asyncio.Future[Grant] | None = None
-        if grant is None and limits.applies(request):
+        if grant is None:
             self._check = asyncio.ensure_future(limits.admit(request, defer_tokens=True))
             # A request cancelled before it awaited the check (the client left) must
             # not leave a "never retrieved" refusal behind in the log.

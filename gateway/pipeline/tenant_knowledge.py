@@ -22,7 +22,7 @@ class TenantKnowledge:
     async def index(self, request: ChatRequest) -> ScopeIndex | None:
         """The request's scope, prepared (one version read; rebuilt when the tenant's
         knowledge changed); None when knowledge is off."""
-        if self._service is None or not request.policy.knowledge.enabled:
+        if self._service is None or not self.wanted(request):
             return None
         return await self._service.scope_index(_scope(request))
 
