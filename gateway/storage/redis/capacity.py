@@ -29,11 +29,12 @@ from typing import Any
 
 from redis.asyncio import Redis
 from redis.commands.core import AsyncScript
-from redis.typing import EncodableT
 
 from gateway.cache.eviction import CapacityLedger, EvictionReason
 from gateway.cache.limits import StoreLimits
 from gateway.storage.redis.connection import RedisConnection
+from gateway.storage.redis.lua_script import LuaScript
+from gateway.storage.redis.pipelined import Encodable
 
 # Members checked per sweep script call.
 _SWEEP_BATCH = 500
@@ -184,7 +185,8 @@ class RedisCapacity:
         self._ledger = ledger
         self._clock = clock
         client = connection.client
-        self._touch: AsyncScript = client.register_script(_TOUCH)
+        # A hit's read: on the pipelined socket.
+        self._touch = LuaScript(connection, _TOUCH)
         self._reap: AsyncScript = client.register_script(_REAP)
 
     def register(self, write_lua: str) -> AsyncScript:
@@ -222,14 +224,12 @@ class RedisCapacity:
 
     async def get_and_touch(self, key: str) -> Any:
         """GET `key` and, if it is there, mark it used: one round trip."""
-        args: list[EncodableT] = [self.base_key, self._now_ms(), "1"]
-        return await self._connection.run(
-            lambda client: self._touch(keys=[key], args=args, client=client)
-        )
+        args: list[Encodable] = [self.base_key, self._now_ms(), "1"]
+        return await self._touch([key], args)
 
     async def touch(self, key: str) -> None:
-        args: list[EncodableT] = [self.base_key, self._now_ms(), "0"]
-        await self._connection.run(lambda client: self._touch(keys=[key], args=args, client=client))
+        args: list[Encodable] = [self.base_key, self._now_ms(), "0"]
+        await self._touch([key], args)
 
     async def sweep(self) -> int:
         """Drop the members whose key is gone (expired, evicted by Redis, purged);

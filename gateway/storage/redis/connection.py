@@ -30,6 +30,7 @@ from redis.backoff import NoBackoff
 
 from gateway.errors import GatewayInternalError
 from gateway.storage.protocols import StoreUnavailable
+from gateway.storage.redis.pipelined import Encodable, Endpoint, PipelinedRedis
 from gateway.telemetry.throttled_log import ThrottledLogger
 
 logger = logging.getLogger(__name__)
@@ -122,6 +123,18 @@ class RedisConnection:
             # slow server gets no second chance to make the request slower.
             retry=Retry(NoBackoff(), 1, supported_errors=(redis.exceptions.ConnectionError,)),
         )
+        # The hot path's small commands (`call`, `LuaScript`); None for what only
+        # redis-py speaks (TLS, URL options): they then go through redis-py.
+        endpoint = Endpoint.from_url(url)
+        self._pipelined = (
+            None
+            if endpoint is None
+            else PipelinedRedis(
+                endpoint,
+                operation_timeout_seconds=operation_timeout_seconds,
+                connect_timeout_seconds=connect_timeout_seconds,
+            )
+        )
         self._backoff_initial = backoff_initial_seconds
         self._backoff_max = backoff_max_seconds
         self._backoff = backoff_initial_seconds
@@ -168,11 +181,33 @@ class RedisConnection:
         operation fails to reach the server (the cause is chained). Other errors pass
         through unchanged.
         """
-        probing = self._admit()
+        return await self._guarded(self._slotted(operation))
+
+    async def call(self, *args: Encodable) -> Any:
+        """One small command (GET, EVALSHA) through the circuit, on the pipelined
+        socket: the hot path's way to Redis. Fails as `run` does."""
+        pipelined = self._pipelined
+        if pipelined is None:
+            command = self._client.execute_command(*args)  # type: ignore[no-untyped-call]
+            return await self._guarded(command)
+        return await self._guarded(pipelined.execute(*args))
+
+    async def _slotted(self, operation: Callable[[Redis], Awaitable[T]]) -> T:
+        await self._acquire_slot()
         try:
-            await self._acquire_slot()
+            return await operation(self._client)
+        finally:
+            self._slots.release()
+
+    async def _guarded(self, operation: Awaitable[T]) -> T:
+        try:
+            probing = self._admit()
+        except BaseException:
+            _close_unawaited(operation)
+            raise
+        try:
             try:
-                result = await operation(self._client)
+                result = await operation
             except Exception as exc:
                 cause = connection_error_in(exc)
                 if cause is not None:
@@ -181,8 +216,6 @@ class RedisConnection:
                 if _server_answered(exc):
                     self._succeeded(probing)
                 raise
-            finally:
-                self._slots.release()
         finally:
             if probing:
                 # Also on cancellation: never leave the circuit waiting on a dead probe.
@@ -191,6 +224,9 @@ class RedisConnection:
         return result
 
     async def _acquire_slot(self) -> None:
+        if not self._slots.locked():
+            await self._slots.acquire()  # a free slot: taken without waiting
+            return
         try:
             async with asyncio.timeout(self._slot_wait_seconds):
                 await self._slots.acquire()
@@ -283,7 +319,16 @@ class RedisConnection:
         raise RedisSearchMissing(f"FT._LIST: {ft_error}")
 
     async def close(self) -> None:
+        if self._pipelined is not None:
+            self._pipelined.close()
         await self._client.aclose()
+
+
+def _close_unawaited(operation: Awaitable[Any]) -> None:
+    """A coroutine refused before it ran: closed, so Python does not warn about it."""
+    close = getattr(operation, "close", None)
+    if close is not None:
+        close()
 
 
 async def _list_search_indexes(client: Redis) -> Any:

@@ -57,7 +57,7 @@ class RedisExactCache:
         if self._capacity is not None:
             raw = await self._capacity.get_and_touch(redis_key)
         else:
-            raw = await self._connection.run(lambda client: client.get(redis_key))
+            raw = await self._connection.call("GET", redis_key)
         if raw is None:
             return None
         try:

@@ -213,7 +213,7 @@ class RedisKnowledgeStore:
 
     async def version(self, tenant: str) -> str:
         key = self._version_key(tenant)
-        raw = await self._connection.run(lambda client: client.get(key))
+        raw = await self._connection.call("GET", key)  # every request of a tenant with knowledge
         return "0" if raw is None else _text(raw)
 
     async def count(self, tenant: str) -> int:

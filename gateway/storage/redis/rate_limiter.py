@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 from gateway.storage.rate_limiting import BucketState, RateBucket, RateVerdict
 from gateway.storage.redis.connection import RedisConnection
+from gateway.storage.redis.lua_script import LuaScript
 
 # ARGV: per bucket (emission_us, tolerance_us, cost). All or nothing: nothing is written
 # unless every bucket has room. Returns {allowed, retry_us, remaining1, reset1_us, ...}.
@@ -74,10 +75,10 @@ _MICROSECONDS = 1_000_000
 
 class RedisRateLimiter:
     def __init__(self, connection: RedisConnection, prefix: str = "gateway") -> None:
-        self._connection = connection
         self._prefix = prefix
-        self._acquire = connection.client.register_script(_ACQUIRE_SCRIPT)
-        self._adjust = connection.client.register_script(_ADJUST_SCRIPT)
+        # On the pipelined socket: a check is on every request's path.
+        self._acquire = LuaScript(connection, _ACQUIRE_SCRIPT)
+        self._adjust = LuaScript(connection, _ADJUST_SCRIPT)
 
     def _keys(self, buckets: Sequence[RateBucket]) -> list[str]:
         return [f"{self._prefix}:ratelimit:{bucket.key}" for bucket in buckets]
@@ -91,8 +92,7 @@ class RedisRateLimiter:
                 repr(bucket.tolerance_seconds * _MICROSECONDS),
                 str(bucket.cost),
             ]
-        # EVALSHA, falling back to EVAL (redis-py does it) after a restart flushed scripts.
-        reply = await self._connection.run(lambda _: self._acquire(keys=keys, args=args))
+        reply = await self._acquire(keys, args)
         values = [int(value) for value in reply]
         states = tuple(
             BucketState(
@@ -108,4 +108,4 @@ class RedisRateLimiter:
         args: list[str] = []
         for bucket in buckets:
             args += [repr(bucket.emission_seconds * _MICROSECONDS), str(bucket.cost)]
-        await self._connection.run(lambda _: self._adjust(keys=keys, args=args))
+        await self._adjust(keys, args)

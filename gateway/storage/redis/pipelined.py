@@ -1,0 +1,233 @@
+"""One multiplexed Redis socket for the hot path's few small commands.
+
+redis-py spends about 0.1 ms of the gateway's CPU on every command on this class of
+machine (a pool checkout, a timeout context per read, response callbacks), and a hit
+sends one or two small commands: the exact read, the rate-limit script, a version read.
+This connection packs each command with hiredis, writes it at once to one socket shared
+by every caller, and hands replies out in the order they come (Redis answers one
+connection's commands in the order it received them): about a sixth of that CPU
+(docs/measurements.md#rate-limit-check-on-a-hit). Search, scans, pipelines and
+transactions stay on redis-py.
+
+Failure rules match the redis-py client of `connection.py`: connecting is bounded by
+the connect timeout, every command by the operation timeout. A command that is not
+answered in time fails every command still waiting on the socket (the server is stalled
+or the link is gone; their replies could no longer be matched) and the socket is
+dropped, so the next command connects again. A connection lost fails its waiting
+commands the same way. Error replies raise `ResponseError` (`NoScriptError` for
+`NOSCRIPT`) and leave the socket in use.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+from dataclasses import dataclass
+from typing import Any, cast
+from urllib.parse import unquote, urlsplit
+
+import hiredis
+import redis.exceptions
+
+Encodable = bytes | str | int | float
+
+
+@dataclass(frozen=True, slots=True)
+class Endpoint:
+    """Where and as whom to connect, from a `redis://` or `unix://` URL."""
+
+    host: str = "localhost"
+    port: int = 6379
+    socket_path: str | None = None
+    username: str | None = None
+    password: str | None = None
+    db: int = 0
+
+    @classmethod
+    def from_url(cls, url: str) -> Endpoint | None:
+        """None for what only redis-py handles (TLS, unknown schemes, query options)."""
+        parts = urlsplit(url)
+        if parts.scheme not in ("redis", "unix") or parts.query:
+            return None
+        username = unquote(parts.username) if parts.username else None
+        password = unquote(parts.password) if parts.password else None
+        if parts.scheme == "unix":
+            return cls(socket_path=parts.path, username=username, password=password)
+        db_text = parts.path.strip("/")
+        if db_text and not db_text.isdigit():
+            return None
+        return cls(
+            host=parts.hostname or "localhost",
+            port=parts.port or 6379,
+            username=username,
+            password=password,
+            db=int(db_text or 0),
+        )
+
+
+def _reply_error(message: str) -> Exception:
+    if message.startswith("NOSCRIPT"):
+        return redis.exceptions.NoScriptError(message)
+    return redis.exceptions.ResponseError(message)
+
+
+class _Waiter:
+    __slots__ = ("deadline", "future")
+
+    def __init__(self, future: asyncio.Future[Any], deadline: float) -> None:
+        self.future = future
+        self.deadline = deadline
+
+
+class _Socket(asyncio.Protocol):
+    """One connection: commands written in order, replies matched in order."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, timeout_seconds: float) -> None:
+        self._loop = loop
+        self._timeout_seconds = timeout_seconds
+        self._reader = hiredis.Reader(replyError=_reply_error)
+        self._waiting: collections.deque[_Waiter] = collections.deque()
+        self._transport: asyncio.Transport | None = None
+        self._watchdog: asyncio.TimerHandle | None = None
+        self.open = False
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        # uvloop's transports are not asyncio.Transport subclasses; they write alike.
+        self._transport = cast(asyncio.Transport, transport)
+        self.open = True
+
+    def data_received(self, data: bytes) -> None:
+        try:
+            self._reader.feed(data)
+            while self._waiting:
+                reply = self._reader.gets()
+                if reply is False:
+                    return
+                future = self._waiting.popleft().future
+                if not future.done():  # its caller may have been cancelled
+                    future.set_result(reply)
+        except hiredis.ProtocolError as exc:
+            self._fail(redis.exceptions.ConnectionError(f"redis protocol error: {exc}"))
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._fail(redis.exceptions.ConnectionError("connection to redis lost"))
+
+    def send(self, args: tuple[Encodable, ...]) -> asyncio.Future[Any]:
+        if not self.open or self._transport is None:
+            raise redis.exceptions.ConnectionError("connection to redis lost")
+        future = self._loop.create_future()
+        deadline = self._loop.time() + self._timeout_seconds
+        self._waiting.append(_Waiter(future, deadline))
+        # hiredis's stub types the tuple as one element; it takes any length.
+        self._transport.write(hiredis.pack_command(args))  # type: ignore[arg-type]
+        if self._watchdog is None:
+            self._watchdog = self._loop.call_at(deadline, self._check_deadline)
+        return future
+
+    def _check_deadline(self) -> None:
+        """One timer per socket, not per command: replies come in order, so only the
+        oldest waiting command's deadline matters."""
+        self._watchdog = None
+        if not self._waiting:
+            return
+        head = self._waiting[0].deadline
+        if head <= self._loop.time():
+            self._fail(redis.exceptions.TimeoutError("redis did not answer in time"))
+        else:
+            self._watchdog = self._loop.call_at(head, self._check_deadline)
+
+    def _fail(self, error: Exception) -> None:
+        self.open = False
+        if self._watchdog is not None:
+            self._watchdog.cancel()
+            self._watchdog = None
+        waiting, self._waiting = self._waiting, collections.deque()
+        for waiter in waiting:
+            if not waiter.future.done():
+                waiter.future.set_exception(error)
+                # Marked retrieved: a caller cancelled meanwhile will never read it.
+                waiter.future.exception()
+        if self._transport is not None:
+            self._transport.abort()
+
+    def close(self) -> None:
+        self._fail(redis.exceptions.ConnectionError("connection to redis closed"))
+
+
+class PipelinedRedis:
+    """`execute(*args)`: one command's reply (bytes, int, list or None), raising
+    `redis.exceptions.ConnectionError`/`TimeoutError` when the server cannot be reached
+    or does not answer in time, `ResponseError` on an error reply."""
+
+    def __init__(
+        self,
+        endpoint: Endpoint,
+        *,
+        operation_timeout_seconds: float,
+        connect_timeout_seconds: float,
+    ) -> None:
+        self._endpoint = endpoint
+        self._operation_timeout = operation_timeout_seconds
+        self._connect_timeout = connect_timeout_seconds
+        self._socket: _Socket | None = None
+        self._connecting: asyncio.Lock | None = None
+
+    async def execute(self, *args: Encodable) -> Any:
+        socket = self._socket
+        if socket is None or not socket.open:
+            socket = await self._connected()
+        reply = await socket.send(args)
+        if isinstance(reply, Exception):
+            raise reply
+        return reply
+
+    async def _connected(self) -> _Socket:
+        if self._connecting is None:
+            self._connecting = asyncio.Lock()
+        async with self._connecting:
+            # Another caller may have connected while this one waited for the lock.
+            if self._socket is not None and self._socket.open:
+                return self._socket
+            socket = await self._connect()
+            self._socket = socket
+            return socket
+
+    async def _connect(self) -> _Socket:
+        loop = asyncio.get_running_loop()
+        endpoint = self._endpoint
+
+        def protocol() -> _Socket:
+            return _Socket(loop, self._operation_timeout)
+
+        try:
+            async with asyncio.timeout(self._connect_timeout):
+                if endpoint.socket_path is not None:
+                    _, socket = await loop.create_unix_connection(protocol, endpoint.socket_path)
+                else:
+                    _, socket = await loop.create_connection(protocol, endpoint.host, endpoint.port)
+        except TimeoutError as exc:
+            raise redis.exceptions.TimeoutError("connecting to redis timed out") from exc
+        except OSError as exc:
+            raise redis.exceptions.ConnectionError(f"cannot connect to redis: {exc}") from exc
+        handshake: list[tuple[Encodable, ...]] = []
+        if endpoint.password is not None:
+            if endpoint.username is not None:
+                handshake.append(("AUTH", endpoint.username, endpoint.password))
+            else:
+                handshake.append(("AUTH", endpoint.password))
+        if endpoint.db:
+            handshake.append(("SELECT", endpoint.db))
+        try:
+            for command in handshake:
+                reply = await socket.send(command)
+                if isinstance(reply, Exception):
+                    raise redis.exceptions.AuthenticationError(str(reply))
+        except BaseException:
+            socket.close()
+            raise
+        return socket
+
+    def close(self) -> None:
+        if self._socket is not None:
+            self._socket.close()
+            self._socket = None
