@@ -1,9 +1,10 @@
 """The hooks by which the route's admission control (the rate limits) runs inside the
 pipeline, where it can overlap the exact read and charge tokens only for what is sent.
 
-The pipeline awaits `admitted` once the exact read is under way (so the check's round
-trip and the read's overlap) and before any other work: a refused request costs a key
-and a read, not a classification or an embedding. It awaits `before_forward` just
+The pipeline awaits `admitted` once the exact read is under way and the request is
+classified (so the check's round trip overlaps both) and before any other work: a
+refused request costs a key, a read and a classification, never an embedding, a lookup
+or memory. It awaits `before_forward` just
 before the provider is called: a token charge for an answer that comes from a cache
 would only be refunded afterwards. Either raises the refusal (a `GatewayError`).
 """

@@ -151,11 +151,12 @@ class ChatPipeline:
         try:
             if exact_read is not None:
                 await _let_start(exact_read)
+            # Classification runs while the rate-limit check's round trip (on Redis)
+            # is out; a refused request costs it, never an embedding or a lookup.
+            await self._classified(builder)
             if admission is not None:
-                # Its round trip overlaps the read's; nothing else runs before it.
                 with timings.timed("rate_limit"):
                     await admission.admitted()
-            await self._classified(builder)
         except BaseException:
             _abandon(exact_read)
             _abandon(memory_first)
