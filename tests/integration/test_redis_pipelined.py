@@ -165,3 +165,18 @@ async def test_a_server_that_never_answers_times_out_fast() -> None:
         await connection.close()
         hung.close()
         await hung.wait_closed()
+
+
+async def test_a_url_only_redis_py_understands_still_serves_the_hot_commands(
+    redis_server: RedisServer, prefix: str
+) -> None:
+    # URL options are redis-py's: the hot commands then go through redis-py.
+    connection = RedisConnection(f"{redis_server.url}?socket_keepalive=true")
+    try:
+        await connection.call("SET", f"{prefix}:q", "v")
+        assert await connection.call("GET", f"{prefix}:q") == b"v"
+        script = LuaScript(connection, "return redis.call('STRLEN', KEYS[1])")
+        await connection.call("SCRIPT", "FLUSH")
+        assert await script([f"{prefix}:q"], []) == 1
+    finally:
+        await connection.close()

@@ -123,18 +123,7 @@ class RedisConnection:
             # slow server gets no second chance to make the request slower.
             retry=Retry(NoBackoff(), 1, supported_errors=(redis.exceptions.ConnectionError,)),
         )
-        # The hot path's small commands (`call`, `LuaScript`); None for what only
-        # redis-py speaks (TLS, URL options): they then go through redis-py.
-        endpoint = Endpoint.from_url(url)
-        self._pipelined = (
-            None
-            if endpoint is None
-            else PipelinedRedis(
-                endpoint,
-                operation_timeout_seconds=operation_timeout_seconds,
-                connect_timeout_seconds=connect_timeout_seconds,
-            )
-        )
+        self._pipelined = _pipelined_for(url, operation_timeout_seconds, connect_timeout_seconds)
         self._backoff_initial = backoff_initial_seconds
         self._backoff_max = backoff_max_seconds
         self._backoff = backoff_initial_seconds
@@ -322,6 +311,21 @@ class RedisConnection:
         if self._pipelined is not None:
             self._pipelined.close()
         await self._client.aclose()
+
+
+def _pipelined_for(
+    url: str, operation_timeout_seconds: float, connect_timeout_seconds: float
+) -> PipelinedRedis | None:
+    """The socket for the hot path's small commands (`call`, `LuaScript`); None for
+    what only redis-py speaks (TLS, URL options): those commands then use redis-py."""
+    endpoint = Endpoint.from_url(url)
+    if endpoint is None:
+        return None
+    return PipelinedRedis(
+        endpoint,
+        operation_timeout_seconds=operation_timeout_seconds,
+        connect_timeout_seconds=connect_timeout_seconds,
+    )
 
 
 def _close_unawaited(operation: Awaitable[Any]) -> None:
