@@ -180,3 +180,12 @@ async def test_a_url_only_redis_py_understands_still_serves_the_hot_commands(
         assert await script([f"{prefix}:q"], []) == 1
     finally:
         await connection.close()
+
+
+async def test_an_argument_that_cannot_be_sent_leaves_the_socket_in_step(
+    connection: RedisConnection, prefix: str
+) -> None:
+    await connection.call("SET", f"{prefix}:x", "X")
+    with pytest.raises(TypeError):
+        await connection.call("GET", None)  # type: ignore[arg-type]
+    assert await connection.call("GET", f"{prefix}:x") == b"X"

@@ -189,8 +189,9 @@ class RedisCapacity:
         self._touch = LuaScript(connection, _TOUCH)
         self._reap: AsyncScript = client.register_script(_REAP)
 
-    def register(self, write_lua: str) -> AsyncScript:
-        return self._connection.client.register_script(write_script(write_lua))
+    def register(self, write_lua: str) -> LuaScript:
+        """A store's write script (`write_script`), run on the pipelined socket."""
+        return LuaScript(self._connection, write_script(write_lua))
 
     def _now_ms(self) -> int:
         return int(self._clock() * 1000)

@@ -95,10 +95,7 @@ class RedisExactCache:
         # Counted as the embedded store counts: the stored value and its key.
         size_bytes = len(payload) + len(key) + len(orjson.dumps(entry.namespace))
         args = [*self._capacity.write_args(entry.tenant, size_bytes), payload, ttl_ms]
-        script = self._write
-        reply = await self._connection.run(
-            lambda client: script(keys=[redis_key], args=args, client=client)
-        )
+        reply = await self._write([redis_key], args)
         self._capacity.settle(reply)
 
     async def sweep_expired(self) -> int:

@@ -6,6 +6,7 @@ import secrets
 
 from gateway.storage.lease import lease_ttl_ms
 from gateway.storage.redis.connection import RedisConnection
+from gateway.storage.redis.lua_script import LuaScript
 
 # Delete the key only if it still holds our token: GET and DEL in one atomic step.
 _RELEASE_SCRIPT = """
@@ -22,7 +23,8 @@ class RedisLock:
     def __init__(self, connection: RedisConnection, prefix: str = "gateway") -> None:
         self._connection = connection
         self._prefix = prefix
-        self._release = connection.client.register_script(_RELEASE_SCRIPT)
+        # Every miss takes and releases one: both on the pipelined socket.
+        self._release = LuaScript(connection, _RELEASE_SCRIPT)
 
     def key_for(self, key: str) -> str:
         return f"{self._prefix}:lock:{key}"
@@ -31,15 +33,10 @@ class RedisLock:
         ttl_ms = lease_ttl_ms(ttl_seconds)
         token = secrets.token_hex(16)
         redis_key = self.key_for(key)
-        acquired = await self._connection.run(
-            lambda client: client.set(redis_key, token, nx=True, px=ttl_ms)
-        )
+        acquired = await self._connection.call("SET", redis_key, token, "NX", "PX", ttl_ms)
         return token if acquired else None
 
     async def release(self, key: str, token: str) -> bool:
         redis_key = self.key_for(key)
-        # EVALSHA, falling back to EVAL (redis-py does it) after a restart flushed scripts.
-        deleted = await self._connection.run(
-            lambda _: self._release(keys=[redis_key], args=[token])
-        )
+        deleted = await self._release([redis_key], [token])
         return bool(deleted)

@@ -48,6 +48,7 @@ from gateway.storage.protocols import (
 )
 from gateway.storage.quota import check_quota, check_store_caps, one_owner, totals
 from gateway.storage.redis.backend import RedisBackend
+from gateway.storage.redis.lua_script import LuaScript
 from gateway.storage.redis.supersede import superseded_records
 from gateway.storage.serialise import (
     vector_from_bytes,
@@ -57,9 +58,11 @@ from gateway.storage.serialise import (
 # Count an access only if the memory still exists (a deleted one must not come back as
 # an empty hash).
 _TOUCH = """
-if redis.call('EXISTS', KEYS[1]) == 1 then
-  redis.call('HINCRBY', KEYS[1], 'access_count', 1)
-  redis.call('HSET', KEYS[1], 'last_access_at', ARGV[1])
+for i = 1, #KEYS do
+  if redis.call('EXISTS', KEYS[i]) == 1 then
+    redis.call('HINCRBY', KEYS[i], 'access_count', 1)
+    redis.call('HSET', KEYS[i], 'last_access_at', ARGV[1])
+  end
 end
 return 0
 """
@@ -93,6 +96,7 @@ class RedisMemoryStore:
         self._backend = backend
         self._connection = backend.connection
         self._caps = caps
+        self._touch_script = LuaScript(backend.connection, _TOUCH)
 
     def _tenant_usage_key(self, tenant: str) -> str:
         return self._backend.key("memory-usage-tenant", tenant)
@@ -425,7 +429,7 @@ class RedisMemoryStore:
 
     async def scope_version(self, tenant: str, user: str) -> str:
         key = self._version_key(tenant, user)
-        raw = await self._connection.run(lambda client: client.get(key))
+        raw = await self._connection.call("GET", key)  # every turn with memory
         return "0" if raw is None else _text(raw)
 
     async def touch(self, tenant: str, memory_ids: Sequence[str], at: float) -> None:
@@ -433,16 +437,10 @@ class RedisMemoryStore:
         if not ids:
             return
 
-        async def _touch(client: Redis) -> None:
-            script = client.register_script(_TOUCH)
-            async with client.pipeline(transaction=False) as pipe:
-                for memory_id in ids:
-                    await script(
-                        keys=[self._item_key(tenant, memory_id)], args=[repr(at)], client=pipe
-                    )
-                await pipe.execute()
-
-        await self._connection.run(_touch)
+        # One script for all of them, on the pipelined socket (every turn that injects).
+        await self._touch_script(
+            [self._item_key(tenant, memory_id) for memory_id in ids], [repr(at)]
+        )
 
     async def ping(self) -> bool:
         return await self._connection.ping()

@@ -115,11 +115,13 @@ class _Socket(asyncio.Protocol):
     def send(self, args: tuple[Encodable, ...]) -> asyncio.Future[Any]:
         if not self.open or self._transport is None:
             raise redis.exceptions.ConnectionError("connection to redis lost")
+        # Packed first: an argument it cannot encode raises before anything is queued.
+        # (hiredis's stub types the tuple as one element; it takes any length.)
+        packed = hiredis.pack_command(args)  # type: ignore[arg-type]
         future = self._loop.create_future()
         deadline = self._loop.time() + self._timeout_seconds
         self._waiting.append(_Waiter(future, deadline))
-        # hiredis's stub types the tuple as one element; it takes any length.
-        self._transport.write(hiredis.pack_command(args))  # type: ignore[arg-type]
+        self._transport.write(packed)
         if self._watchdog is None:
             self._watchdog = self._loop.call_at(deadline, self._check_deadline)
         return future

@@ -18,6 +18,7 @@ from redis.asyncio import Redis
 from gateway.storage.protocols import SessionItem
 from gateway.storage.redis.backend import RedisBackend
 from gateway.storage.redis.capacity import RedisCapacity
+from gateway.storage.redis.lua_script import LuaScript
 from gateway.storage.serialise import session_items_from_json, session_items_to_json
 
 _FORGET_ATTEMPTS = 3
@@ -64,7 +65,7 @@ class RedisSessionStore:
         self._connection = backend.connection
         self._capacity = capacity
         self._save_capped = None if capacity is None else capacity.register(_SAVE_CAPPED_SESSION)
-        self._save = backend.connection.client.register_script(_SAVE_SESSION)
+        self._save = LuaScript(backend.connection, _SAVE_SESSION)  # every turn with a session
 
     def _key(self, tenant: str, user: str, session: str) -> str:
         return self._backend.key("session", tenant, user, session)
@@ -74,7 +75,7 @@ class RedisSessionStore:
 
     async def load(self, tenant: str, user: str, session: str) -> list[SessionItem]:
         key = self._key(tenant, user, session)
-        raw = await self._connection.run(lambda client: client.get(key))
+        raw = await self._connection.call("GET", key)  # every turn with a session
         return [] if raw is None else session_items_from_json(raw)
 
     async def save(
@@ -89,17 +90,11 @@ class RedisSessionStore:
             size_bytes = len(payload) + len(user.encode()) + len(session.encode())
             args = [*self._capacity.write_args(tenant, size_bytes), payload, ttl_ms, session]
             args.append(now_ms)
-            capped = self._save_capped
-            reply = await self._connection.run(
-                lambda client: capped(keys=keys, args=args, client=client)
-            )
+            reply = await self._save_capped(keys, args)
             self._capacity.settle(reply)
             return
 
-        save = self._save
-        await self._connection.run(
-            lambda client: save(keys=keys, args=[payload, ttl_ms, session, now_ms], client=client)
-        )
+        await self._save(keys, [payload, ttl_ms, session, now_ms])
 
     async def sweep_expired(self) -> int:
         """Drop the bookkeeping of sessions Redis expired or evicted itself."""

@@ -109,10 +109,7 @@ class RedisToolCache:
             return
         redis_key = self._key(entry.tenant, entry.key)
         args = [*self._capacity.write_args(entry.tenant, entry.size_bytes), _encode(entry), ttl_ms]
-        script = self._write
-        reply = await self._connection.run(
-            lambda client: script(keys=[redis_key], args=args, client=client)
-        )
+        reply = await self._write([redis_key], args)
         self._capacity.settle(reply)
 
     async def delete(self, tool_filter: ToolCacheFilter) -> int:

@@ -273,10 +273,7 @@ class RedisVectorIndex:
             args: list[Any] = [*self._capacity.write_args(entry.tenant, size_bytes), ttl_ms]
             for name, value in mapping.items():
                 args += [name, value]
-            script = self._write
-            reply = await self._connection.run(
-                lambda client: script(keys=[key], args=args, client=client)
-            )
+            reply = await self._write([key], args)
             self._capacity.settle(reply)
             return
 
