@@ -13,9 +13,9 @@ Layout, for `index_name = index_name_for(embedder, dimensions)`:
   and the index with them; a query also filters on `expires_at`, so entries past it but
   not yet evicted never come back.
 
-A search is one FT.SEARCH: a KNN over the vectors of one fingerprint (a tag
-pre-filter: with small partitions RediSearch scores them all, exactly), returning the
-few winners' fields in the same round trip.
+A search is one FT.SEARCH, on the hot path's pipelined socket: a KNN over the vectors of
+one fingerprint (a tag pre-filter: with small partitions RediSearch scores them all,
+exactly), returning the few winners' fields in the same round trip.
 
 With a `RedisCapacity` (`capacity.semantic_index`), a write is one script: the hash,
 its TTL, its accounting and the LRU evictions past the caps (a deleted hash leaves the
@@ -296,10 +296,8 @@ class RedisVectorIndex:
         await self.ensure_index()
         now = self._clock()
         command = self._knn_command(fingerprint, blob, now, top_k)
-        # redis-py leaves execute_command untyped.
-        reply = await self._search(
-            lambda client: client.execute_command(*command)  # type: ignore[no-untyped-call]
-        )
+        # On the pipelined socket, like the exact read: every hit and miss sends one.
+        reply = await self._search(lambda: self._connection.call(*command))
         if reply is None:
             return []
         rows = _search_rows(reply)
@@ -331,11 +329,11 @@ class RedisVectorIndex:
             "DIALECT", 2,
         ]  # fmt: skip
 
-    async def _search(self, operation: Callable[[Redis], Awaitable[Any]]) -> Any:
+    async def _search(self, operation: Callable[[], Awaitable[Any]]) -> Any:
         """Run a search; None when the index turned out to be missing (it is re-created,
         empty, for the next call). redisvl raises its own error, a raw FT.SEARCH redis-py's."""
         try:
-            return await self._connection.run(operation)
+            return await operation()
         except (RedisSearchError, redis.exceptions.ResponseError) as exc:
             if not _is_missing_index(exc):
                 raise
@@ -395,7 +393,7 @@ class RedisVectorIndex:
         """Unexpired entries held."""
         await self.ensure_index()
         query = CountQuery(filter_expression=Num("expires_at") > self._clock())
-        total = await self._search(lambda _: self._index.query(query))
+        total = await self._search(lambda: self._connection.run(lambda _: self._index.query(query)))
         return 0 if total is None else int(total)
 
     async def purge(self, purge_filter: PurgeFilter) -> int:
