@@ -1,12 +1,13 @@
-"""One multiplexed Redis socket for the hot path's few small commands.
+"""One multiplexed Redis socket for the commands on the request path.
 
 redis-py spends about 0.1 ms of the gateway's CPU on every command on this class of
-machine (a pool checkout, a timeout context per read, response callbacks), and a hit
-sends one or two small commands: the exact read, the rate-limit script, a version read.
+machine (a pool checkout, a timeout context per read, response callbacks), and every
+request sends a few: the exact read, the rate-limit script, version reads, the KNN
+search, the single-flight lease and the stores' write scripts.
 This connection packs each command with hiredis, writes it at once to one socket shared
 by every caller, and hands replies out in the order they come (Redis answers one
 connection's commands in the order it received them): about a sixth of that CPU
-(docs/measurements.md#rate-limit-check-on-a-hit). Search, scans, pipelines and
+(docs/measurements.md#rate-limit-check-on-a-hit). Admin work, scans, pipelines and
 transactions stay on redis-py.
 
 Failure rules match the redis-py client of `connection.py`: connecting is bounded by
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import socket
 from dataclasses import dataclass
 from typing import Any, cast
 from urllib.parse import unquote, urlsplit
@@ -95,6 +97,11 @@ class _Socket(asyncio.Protocol):
         # uvloop's transports are not asyncio.Transport subclasses; they write alike.
         self._transport = cast(asyncio.Transport, transport)
         self.open = True
+        sock = transport.get_extra_info("socket")
+        if sock is not None and sock.family in (socket.AF_INET, socket.AF_INET6):
+            # A restart closes the socket (seen at once); keepalive finds a peer that
+            # vanished while the socket sat idle (what redis-py's health check did).
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
 
     def data_received(self, data: bytes) -> None:
         try:
@@ -175,10 +182,10 @@ class PipelinedRedis:
         self._connecting: asyncio.Lock | None = None
 
     async def execute(self, *args: Encodable) -> Any:
-        socket = self._socket
-        if socket is None or not socket.open:
-            socket = await self._connected()
-        reply = await socket.send(args)
+        channel = self._socket
+        if channel is None or not channel.open:
+            channel = await self._connected()
+        reply = await channel.send(args)
         if isinstance(reply, Exception):
             raise reply
         return reply
@@ -190,9 +197,9 @@ class PipelinedRedis:
             # Another caller may have connected while this one waited for the lock.
             if self._socket is not None and self._socket.open:
                 return self._socket
-            socket = await self._connect()
-            self._socket = socket
-            return socket
+            channel = await self._connect()
+            self._socket = channel
+            return channel
 
     async def _connect(self) -> _Socket:
         loop = asyncio.get_running_loop()
@@ -204,30 +211,31 @@ class PipelinedRedis:
         try:
             async with asyncio.timeout(self._connect_timeout):
                 if endpoint.socket_path is not None:
-                    _, socket = await loop.create_unix_connection(protocol, endpoint.socket_path)
+                    _, channel = await loop.create_unix_connection(protocol, endpoint.socket_path)
                 else:
-                    _, socket = await loop.create_connection(protocol, endpoint.host, endpoint.port)
+                    host, port = endpoint.host, endpoint.port
+                    _, channel = await loop.create_connection(protocol, host, port)
         except TimeoutError as exc:
             raise redis.exceptions.TimeoutError("connecting to redis timed out") from exc
         except OSError as exc:
             raise redis.exceptions.ConnectionError(f"cannot connect to redis: {exc}") from exc
-        handshake: list[tuple[Encodable, ...]] = []
+        handshake: list[tuple[tuple[Encodable, ...], type[Exception]]] = []
         if endpoint.password is not None:
-            if endpoint.username is not None:
-                handshake.append(("AUTH", endpoint.username, endpoint.password))
-            else:
-                handshake.append(("AUTH", endpoint.password))
+            user = () if endpoint.username is None else (endpoint.username,)
+            handshake.append(
+                (("AUTH", *user, endpoint.password), redis.exceptions.AuthenticationError)
+            )
         if endpoint.db:
-            handshake.append(("SELECT", endpoint.db))
+            handshake.append((("SELECT", endpoint.db), redis.exceptions.ResponseError))
         try:
-            for command in handshake:
-                reply = await socket.send(command)
+            for command, refused in handshake:
+                reply = await channel.send(command)
                 if isinstance(reply, Exception):
-                    raise redis.exceptions.AuthenticationError(str(reply))
+                    raise refused(str(reply))
         except BaseException:
-            socket.close()
+            channel.close()
             raise
-        return socket
+        return channel
 
     def close(self) -> None:
         if self._socket is not None:
