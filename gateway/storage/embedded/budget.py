@@ -26,9 +26,18 @@ SWEEP_BATCH = 1000
 
 class TableBudget:
     def __init__(
-        self, table: str, store: str, limits: StoreLimits, ledger: CapacityLedger | None
+        self,
+        table: str,
+        store: str,
+        limits: StoreLimits,
+        ledger: CapacityLedger | None,
+        key_column: str | None = None,
     ) -> None:
+        """`key_column`: the evicted rows' keys are kept for `drain_evicted` (a store
+        that holds some of its rows in memory too must drop them)."""
         self._table = table
+        self._key_column = key_column
+        self._evicted_keys: list[str] = []
         self._store = store
         self._limits = limits
         self._ledger = ledger
@@ -140,31 +149,39 @@ class TableBudget:
         self, connection: sqlite3.Connection, tenant: str | None, reason: EvictionReason
     ) -> int:
         limits = self._limits
+        columns = f"rowid, tenant, size_bytes, {self._key_column or 'NULL'}"
         if tenant is None:
             rows = connection.execute(
-                f"SELECT rowid, tenant, size_bytes FROM {self._table} "  # noqa: S608
+                f"SELECT {columns} FROM {self._table} "  # noqa: S608
                 "ORDER BY last_used_at LIMIT ?",
                 (_EVICTION_BATCH,),
             ).fetchall()
         else:
             rows = connection.execute(
-                f"SELECT rowid, tenant, size_bytes FROM {self._table} "  # noqa: S608
+                f"SELECT {columns} FROM {self._table} "  # noqa: S608
                 "WHERE tenant = ? ORDER BY last_used_at LIMIT ?",
                 (tenant, _EVICTION_BATCH),
             ).fetchall()
         doomed: list[tuple[int]] = []
-        for rowid, owner, size in rows:
+        for rowid, owner, size, key in rows:
             if tenant is None:
                 if not self._over(None, limits.max_entries, limits.max_bytes):
                     break
             elif not self._over(tenant, limits.tenant_entries(), limits.tenant_bytes()):
                 break
             doomed.append((rowid,))
+            if key is not None:
+                self._evicted_keys.append(str(key))
             self._change(owner, -1, -int(size))
         connection.executemany(f"DELETE FROM {self._table} WHERE rowid = ?", doomed)  # noqa: S608
         if self._ledger is not None:
             self._ledger.evicted(self._store, reason, len(doomed))
         return len(doomed)
+
+    def drain_evicted(self) -> list[str]:
+        """The keys evicted since the last call (with a `key_column`)."""
+        keys, self._evicted_keys = self._evicted_keys, []
+        return keys
 
     def _change(self, tenant: str, entries: int, size_bytes: int) -> None:
         left = self._entries.get(tenant, 0) + entries

@@ -8,6 +8,7 @@ configured caps (`capacity.exact_cache`) the least recently used entries are evi
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import sqlite3
 import time
@@ -22,6 +23,7 @@ from gateway.cache.limits import StoreLimits
 from gateway.cache.purge import PurgeFilter
 from gateway.storage.embedded.budget import TableBudget, sweep_in_steps
 from gateway.storage.embedded.database import SQLiteDatabase
+from gateway.storage.embedded.hot_entries import HotEntries, HotEntry
 from gateway.storage.protocols import CachedCompletion
 
 T = TypeVar("T")
@@ -72,9 +74,16 @@ class SQLiteExactCache:
     ) -> None:
         self._db = database
         self._clock = clock
-        self._budget = TableBudget("exact_cache", "exact", limits or StoreLimits(), ledger)
-        # key -> when it was last served; written by `_flush_touches`.
+        self._budget = TableBudget(
+            "exact_cache", "exact", limits or StoreLimits(), ledger, key_column="key"
+        )
+        # key -> when it was last served; written by `_flush_touches` (database thread).
         self._touches: dict[str, float] = {}
+        # Repeated hits, answered on the loop (`hot_entries.py`); their stamps wait here
+        # and join `_touches` on the database thread.
+        self._hot = HotEntries()
+        self._hot_touches: dict[str, float] = {}
+        self._background: set[asyncio.Task[None]] = set()
 
     @classmethod
     async def open(
@@ -126,10 +135,15 @@ class SQLiteExactCache:
 
     async def get(self, key: str) -> CachedCompletion | None:
         now = self._clock()
+        hot = self._hot.get(key, now)
+        if hot is not None:
+            self._touch_later(key, now)
+            return _completion(hot)
+        generation = self._hot.generation
 
-        def _get() -> tuple[str, str, bytes, float] | None:
+        def _get() -> HotEntry | None:
             row = self._db.connection.execute(
-                "SELECT tenant, model, completion, created_at FROM exact_cache "
+                "SELECT tenant, model, completion, created_at, expires_at FROM exact_cache "
                 "WHERE key = ? AND expires_at > ?",
                 (key, now),
             ).fetchone()
@@ -139,15 +153,38 @@ class SQLiteExactCache:
             if len(self._touches) >= _TOUCH_BATCH:
                 with self._transaction():
                     self._flush_touches()
-            return (row[0], row[1], row[2], row[3])
+            return HotEntry(row[0], row[1], bytes(row[2]), row[3], row[4])
 
-        row = await self._db.run(_get)
-        if row is None:
+        found = await self._db.run(_get)
+        if found is None:
             return None
-        tenant, model, completion, created_at = row
-        return CachedCompletion(
-            completion=orjson.loads(completion), tenant=tenant, model=model, created_at=created_at
-        )
+        self._hot.remember(key, found, generation)
+        return _completion(found)
+
+    def _touch_later(self, key: str, at: float) -> None:
+        """A hit served on the loop: its stamp goes to the database thread in batches."""
+        self._hot_touches[key] = at
+        if len(self._hot_touches) < _TOUCH_BATCH:
+            return
+        stamps, self._hot_touches = self._hot_touches, {}
+
+        def _flush() -> None:
+            with self._transaction():
+                self._take(stamps)
+                self._flush_touches()
+
+        task = asyncio.ensure_future(self._db.run(_flush))
+        self._background.add(task)
+        task.add_done_callback(_settled(self._background))
+
+    def _take(self, stamps: dict[str, float]) -> None:
+        """On the database thread: the loop's stamps join the pending ones."""
+        for key, at in stamps.items():
+            self._touches[key] = max(at, self._touches.get(key, at))
+
+    def _loop_stamps(self) -> dict[str, float]:
+        stamps, self._hot_touches = self._hot_touches, {}
+        return stamps
 
     async def put(self, key: str, entry: CachedCompletion, ttl_seconds: int) -> None:
         payload = orjson.dumps(entry.completion)
@@ -157,11 +194,17 @@ class SQLiteExactCache:
         namespace = orjson.dumps(entry.namespace).decode()
         # What the entry costs on disk, near enough: the row's variable-size columns.
         size_bytes = len(payload) + len(key) + len(namespace)
+        # Before the eviction decision below: the stamps of hits served on the loop.
+        stamps = self._loop_stamps()
+        self._hot.replaced(key)
 
-        def _put() -> None:
+        def _put() -> list[str]:
             self._budget.ensure_counted(self._db.connection)
+            self._take(stamps)
+            self._budget.drain_evicted()
             with self._transaction() as connection:
                 _write(connection)
+            return self._budget.drain_evicted()
 
         def _write(connection: sqlite3.Connection) -> None:
             previous = connection.execute(
@@ -190,7 +233,8 @@ class SQLiteExactCache:
             self._flush_touches()
             self._budget.enforce(connection, entry.tenant)
 
-        await self._db.run(_put)
+        for evicted in await self._db.run(_put):
+            self._hot.replaced(evicted)
 
     async def purge(self, purge_filter: PurgeFilter) -> int:
         def _purge() -> int:
@@ -207,7 +251,12 @@ class SQLiteExactCache:
             self._budget.recount(connection)
             return len(doomed)
 
-        return await self._db.run(_purge)
+        self._hot.cleared()
+        try:
+            return await self._db.run(_purge)
+        finally:
+            # Also after it: a read that began before the purge must not keep its row.
+            self._hot.cleared()
 
     async def sweep_expired(self) -> int:
         now = self._clock()
@@ -222,10 +271,36 @@ class SQLiteExactCache:
         return await self._db.ping()
 
     async def close(self) -> None:
+        stamps = self._loop_stamps()
+        if self._background:
+            await asyncio.gather(*self._background, return_exceptions=True)
+
         def _last_touches() -> None:
+            self._take(stamps)
             with contextlib.suppress(sqlite3.Error), self._transaction():
                 self._flush_touches()  # on failure only LRU order is lost
 
         if self._db.is_open:
             await self._db.run(_last_touches)
         await self._db.close()
+
+
+def _completion(entry: HotEntry) -> CachedCompletion:
+    return CachedCompletion(
+        completion=orjson.loads(entry.payload),
+        tenant=entry.tenant,
+        model=entry.model,
+        created_at=entry.created_at,
+    )
+
+
+def _settled(tasks: set[asyncio.Task[None]]) -> Callable[[asyncio.Task[None]], None]:
+    """Done callback of a background stamp flush: forgotten, and its failure retrieved
+    (a lost stamp costs only LRU order; the store's next write reports a broken file)."""
+
+    def done(task: asyncio.Task[None]) -> None:
+        tasks.discard(task)
+        if not task.cancelled():
+            task.exception()
+
+    return done
