@@ -14,8 +14,8 @@
 
 from __future__ import annotations
 
+import os
 import time
-import uuid
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -44,7 +44,8 @@ def hit_usage(stored: Any, mode: str) -> dict[str, Any]:
 
 
 def new_completion_id() -> str:
-    return f"chatcmpl-{uuid.uuid4().hex}"
+    # 128 random bits in hex, as uuid4().hex gives, without building a UUID (3 µs).
+    return f"chatcmpl-{os.urandom(16).hex()}"
 
 
 class StreamAssembler:

@@ -93,10 +93,15 @@ class AfterSend:
     # --- recording ---------------------------------------------------------------------
 
     def record(self, builder: DecisionBuilder, status: int) -> DecisionRecord:
-        record = builder.record(status)
-        if self._recorder is not None:
-            served = builder.served
-            record = self._recorder.record(record, None if served is None else served.usage)
+        recorder, served = self._recorder, builder.served
+        cost = 0.0
+        if recorder is not None and served is not None:
+            # Priced before the record is built: a frozen record copied to add it
+            # cost a hit ~10 µs.
+            cost = recorder.saved_cost(builder.request.model, served.tokens_saved, served.usage)
+        record = builder.record(status, cost)
+        if recorder is not None:
+            record = recorder.record(record)
         if self._spend is not None and builder.served is not None and status == 200:
             self._spend.saved(builder.request, record.model, record.cost_saved_usd)
         return record

@@ -84,8 +84,11 @@ class Decision:
     def similarity(self) -> float | None:
         return self.diagnostics.similarity
 
-    def record(self, status: int, stored: bool, timings: Timings) -> DecisionRecord:
-        """The decision record of this request, finished with `status`."""
+    def record(
+        self, status: int, stored: bool, timings: Timings, cost_saved_usd: float = 0.0
+    ) -> DecisionRecord:
+        """The decision record of this request, finished with `status`; `cost_saved_usd`:
+        what a hit saved, priced by the recorder (`DecisionRecorder.saved_cost`)."""
         request = self.request
         memory = self.memory
         similarity = self.diagnostics.similarity
@@ -106,7 +109,7 @@ class Decision:
             mismatch_kinds=self.diagnostics.mismatch_kinds,
             classifier_rule=self.classifier_rule,
             tokens_saved=0 if self.served is None else self.served.tokens_saved,
-            cost_saved_usd=0.0,
+            cost_saved_usd=cost_saved_usd,
             memory_tokens=memory.tokens,
             memory_items=memory.items,
             memory_note=memory.note,
@@ -212,5 +215,5 @@ class DecisionBuilder:
             budget=self.budget,
         )
 
-    def record(self, status: int) -> DecisionRecord:
-        return self.decision().record(status, self.stored, self.timings)
+    def record(self, status: int, cost_saved_usd: float = 0.0) -> DecisionRecord:
+        return self.decision().record(status, self.stored, self.timings, cost_saved_usd)

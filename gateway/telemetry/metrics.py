@@ -159,13 +159,13 @@ class GatewayMetrics:
         if record.similarity is not None:
             child(self.similarity, record.layer).observe(record.similarity)
         if record.review_verdict is not None:
-            self.review_verdicts.labels(record.review_verdict).inc()
+            child(self.review_verdicts, record.review_verdict).inc()
         if record.tokens_saved:
-            self.tokens_saved.labels(record.tenant, record.model).inc(record.tokens_saved)
+            child(self.tokens_saved, record.tenant, record.model).inc(record.tokens_saved)
         if record.cost_saved_usd:
-            self.cost_saved.labels(record.tenant, record.model).inc(record.cost_saved_usd)
+            child(self.cost_saved, record.tenant, record.model).inc(record.cost_saved_usd)
         if record.memory_tokens:
-            self.memory_tokens.labels(record.tenant).inc(record.memory_tokens)
+            child(self.memory_tokens, record.tenant).inc(record.memory_tokens)
 
     def store_failure(self, store: str, operation: str) -> None:
         self.store_failures.labels(store, operation).inc()

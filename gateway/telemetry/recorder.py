@@ -46,14 +46,11 @@ class DecisionRecorder:
         self, record: DecisionRecord, saved_usage: Mapping[str, Any] | None = None
     ) -> DecisionRecord:
         """Keeps, counts and logs a finished request's record; `saved_usage` (a hit's
-        stored usage) prices what it saved."""
-        if record.tokens_saved and saved_usage:
-            cost = self._cost(
-                record.model,
-                int(saved_usage.get("prompt_tokens") or 0),
-                int(saved_usage.get("completion_tokens") or 0),
-            )
-            record = dataclasses.replace(record, cost_saved_usd=round(cost, 8))
+        stored usage, when the record was built without its price) prices what it saved."""
+        if saved_usage and not record.cost_saved_usd:
+            cost = self.saved_cost(record.model, record.tokens_saved, saved_usage)
+            if cost:
+                record = dataclasses.replace(record, cost_saved_usd=cost)
         self._recent.append(record)
         self.stats.add(record)
         self.metrics.observe(record)
@@ -65,6 +62,19 @@ class DecisionRecorder:
             line.pop("prompt", None)
             logger.info(orjson.dumps(line).decode())
         return record
+
+    def saved_cost(
+        self, model: str, tokens_saved: int, saved_usage: Mapping[str, Any] | None
+    ) -> float:
+        """What a hit saved, in USD: its stored usage at the model's price."""
+        if not tokens_saved or not saved_usage:
+            return 0.0
+        cost = self._cost(
+            model,
+            int(saved_usage.get("prompt_tokens") or 0),
+            int(saved_usage.get("completion_tokens") or 0),
+        )
+        return round(cost, 8)
 
     def recent(
         self, limit: int, tenant: str | None = None, layer: str | None = None
