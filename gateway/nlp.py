@@ -44,9 +44,21 @@ class TextAnalyzer:
     """
 
     def __init__(self, english: Any, chinese: Any, memo_size: int = 4096) -> None:
+        from thinc.api import get_current_ops, set_current_ops
+
         self._pipelines = {"en": english, "zh": chinese}
         self._memo: OrderedDict[str, _Parsed] = OrderedDict()
         self._memo_size = memo_size
+        # thinc keeps its backend in a context variable. The pipelines are loaded in the
+        # app's lifespan, whose context request tasks do not inherit: without this, the
+        # first model call of every request looked the backend up again through the
+        # package entry points (0.6 ms here). Set before every model call instead.
+        ops = get_current_ops()
+
+        def use_ops() -> None:
+            set_current_ops(ops)
+
+        self._use_ops = use_ops
 
     @classmethod
     def load(cls) -> TextAnalyzer:
@@ -82,6 +94,7 @@ class TextAnalyzer:
             # spaCy's time grows with length, and it runs on the event loop: a long text
             # is analysed by its end (where a request's question and instructions usually
             # are); the classifier's rules still read all of it.
+            self._use_ops()
             nlp = self._pipeline(text)
             doc = nlp.make_doc(text[-MAX_PARSED_CHARS:])
             for name, component in nlp.pipeline:
@@ -91,7 +104,8 @@ class TextAnalyzer:
             self._memo[text] = parsed
             if len(self._memo) > self._memo_size:
                 self._memo.popitem(last=False)
-        if with_entities:
+        if with_entities and not parsed.has_entities:
+            self._use_ops()
             parsed.add_entities()
         return parsed.doc
 
