@@ -24,7 +24,7 @@ from gateway.cache.purge import PurgeFilter
 from gateway.storage.embedded.budget import TableBudget, sweep_in_steps
 from gateway.storage.embedded.database import SQLiteDatabase
 from gateway.storage.embedded.hot_entries import HotEntries, HotEntry
-from gateway.storage.protocols import CachedCompletion
+from gateway.storage.protocols import CachedCompletion, StoreUnavailable
 
 T = TypeVar("T")
 
@@ -155,11 +155,21 @@ class SQLiteExactCache:
                     self._flush_touches()
             return HotEntry(row[0], row[1], bytes(row[2]), row[3], row[4])
 
-        found = await self._db.run(_get)
+        found = await self._run(_get)
         if found is None:
             return None
         self._hot.remember(key, found, generation)
         return _completion(found)
+
+    async def _run(self, work: Callable[[], T]) -> T:
+        """`work` on the database thread. When the database fails (a closed file, a disk
+        gone), nothing held in memory is served any more: the requests after it fail
+        open as the store's other reads do, until reads succeed and fill the set again."""
+        try:
+            return await self._db.run(work)
+        except StoreUnavailable:
+            self._hot.cleared()
+            raise
 
     def _touch_later(self, key: str, at: float) -> None:
         """A hit served on the loop: its stamp goes to the database thread in batches."""
@@ -173,7 +183,7 @@ class SQLiteExactCache:
                 self._take(stamps)
                 self._flush_touches()
 
-        task = asyncio.ensure_future(self._db.run(_flush))
+        task = asyncio.ensure_future(self._run(_flush))
         self._background.add(task)
         task.add_done_callback(_settled(self._background))
 
@@ -233,7 +243,7 @@ class SQLiteExactCache:
             self._flush_touches()
             self._budget.enforce(connection, entry.tenant)
 
-        for evicted in await self._db.run(_put):
+        for evicted in await self._run(_put):
             self._hot.replaced(evicted)
 
     async def purge(self, purge_filter: PurgeFilter) -> int:
@@ -253,7 +263,7 @@ class SQLiteExactCache:
 
         self._hot.cleared()
         try:
-            return await self._db.run(_purge)
+            return await self._run(_purge)
         finally:
             # Also after it: a read that began before the purge must not keep its row.
             self._hot.cleared()
@@ -265,10 +275,13 @@ class SQLiteExactCache:
             self._budget.ensure_counted(self._db.connection)
             return self._budget.sweep_step(self._db.connection, now)
 
-        return await sweep_in_steps(lambda: self._db.run(_step))
+        return await sweep_in_steps(lambda: self._run(_step))
 
     async def ping(self) -> bool:
-        return await self._db.ping()
+        healthy = await self._db.ping()
+        if not healthy:
+            self._hot.cleared()
+        return healthy
 
     async def close(self) -> None:
         stamps = self._loop_stamps()

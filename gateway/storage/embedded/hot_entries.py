@@ -7,8 +7,9 @@ process, whose store is the only one that replaces or deletes its entries (`gate
 cache import`, the one other writer, only adds). Every replacement and purge goes
 through `SQLiteExactCache`, which updates or empties this set and moves `generation`
 on, so that a read that was under way meanwhile does not put back what it read before
-the change. Expiry is checked on every read. An entry the store evicted for room may
-still be served from here until it falls out: its answer is as valid as before.
+the change. Expiry is checked on every read; evictions drop their keys; and when the
+database fails (a closed file, a lost disk) the set is emptied, so that requests fail
+open as the store's other reads do rather than being served from memory alone.
 
 Used on the event loop only.
 """

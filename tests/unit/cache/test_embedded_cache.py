@@ -3,11 +3,13 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import pytest
+
 from gateway.cache.limits import StoreLimits
 from gateway.cache.purge import PurgeFilter
 from gateway.storage.embedded.database import SQLiteDatabase
 from gateway.storage.embedded.exact import EXACT_CACHE_SCHEMA, SQLiteExactCache
-from gateway.storage.protocols import CachedCompletion
+from gateway.storage.protocols import CachedCompletion, StoreUnavailable
 
 ENTRY = CachedCompletion(
     completion={"choices": [{"message": {"content": "hi"}}]},
@@ -128,3 +130,17 @@ async def test_hits_served_from_memory_still_keep_their_entries_from_eviction(
     await cache.put("d", _answer("d"), ttl_seconds=600)  # evicts "a" (used at +3)
     assert await cache.get("a") is None
     await cache.close()
+
+
+async def test_after_the_database_fails_nothing_held_is_served(tmp_path: Path) -> None:
+    cache = await _hot_cache(tmp_path, Clock())
+    await cache.put("k", _answer("held"), ttl_seconds=60)
+    assert await cache.get("k") == _answer("held")  # now held in memory
+    # The file goes away under the store (closed on its own thread, as a lost disk).
+    database = cache._db
+    database._executor.submit(database.connection.close).result(timeout=5)
+    with pytest.raises(StoreUnavailable):
+        await cache.get("other")
+    # The held copy is not served past the failure: the read fails like any other.
+    with pytest.raises(StoreUnavailable):
+        await cache.get("k")
