@@ -2,12 +2,12 @@
 `gateway/pipeline/admission.py` for where its two steps run).
 
 The request limits are checked as soon as the request is built, in a task the pipeline
-awaits once its exact read is under way; the token limits (when hits do not count
-against them, the default) are charged only before the provider is called, with the
-tiktoken estimate. So an exact or semantic hit costs one limiter call, overlapping the
-read, and no estimate or refund. `grant` is what was charged so far, which the route
-settles once the answer is known. What the check adds to a hit:
-docs/measurements.md#rate-limit-check-on-a-hit.
+awaits once its exact read is out and the request is classified; the token limits (when
+hits do not count against them, the default) are charged only before the provider is
+called, with the tiktoken estimate. So an exact or semantic hit costs one limiter call,
+overlapping the read and the classification, and no estimate or refund. `grant` is
+what was charged so far, which the route settles once the answer is known. What the
+check adds to a hit: docs/measurements.md#rate-limit-check-on-a-hit.
 """
 
 from __future__ import annotations

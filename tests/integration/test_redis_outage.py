@@ -185,8 +185,18 @@ async def test_back_off_doubles_and_logs_without_the_password(
     assert "s3cret-pw" not in logged
 
 
-async def test_a_server_that_never_answers_times_out_fast() -> None:
-    """A hung server (not a refused connection): bounded by the socket timeouts."""
+@pytest.mark.parametrize(
+    "read",
+    [
+        pytest.param(lambda c: c.run(lambda client: client.get("k")), id="redis-py"),
+        pytest.param(lambda c: c.call("GET", "k"), id="pipelined"),
+    ],
+)
+async def test_a_server_that_never_answers_times_out_fast(
+    read: Callable[[RedisConnection], Awaitable[object]],
+) -> None:
+    """A hung server (not a refused connection): bounded by the socket timeouts, through
+    redis-py and through the hot path's pipelined socket alike."""
 
     async def accept_and_ignore(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         await reader.read(-1)  # until the client gives up
@@ -198,7 +208,7 @@ async def test_a_server_that_never_answers_times_out_fast() -> None:
     try:
         started = time.perf_counter()
         with pytest.raises(StoreUnavailable):
-            await connection.run(lambda client: client.get("k"))
+            await read(connection)
         assert time.perf_counter() - started < 1.0
         assert connection.state()["last_error"] == "TimeoutError"
     finally:

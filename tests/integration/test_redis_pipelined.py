@@ -147,26 +147,6 @@ async def test_a_restart_is_survived_through_the_circuit() -> None:
         server.stop()
 
 
-async def test_a_server_that_never_answers_times_out_fast() -> None:
-    async def accept_and_ignore(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        await reader.read(-1)
-        writer.close()
-
-    hung = await asyncio.start_server(accept_and_ignore, "127.0.0.1", 0)
-    port = hung.sockets[0].getsockname()[1]
-    connection = RedisConnection(f"redis://127.0.0.1:{port}/0")
-    try:
-        started = time.perf_counter()
-        with pytest.raises(StoreUnavailable):
-            await connection.call("GET", "k")
-        assert time.perf_counter() - started < 1.0
-        assert connection.state()["last_error"] == "TimeoutError"
-    finally:
-        await connection.close()
-        hung.close()
-        await hung.wait_closed()
-
-
 async def test_a_url_only_redis_py_understands_still_serves_the_hot_commands(
     redis_server: RedisServer, prefix: str
 ) -> None:

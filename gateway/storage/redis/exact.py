@@ -90,7 +90,7 @@ class RedisExactCache:
         )
         ttl_ms = int(ttl_seconds * 1000)
         if self._capacity is None or self._write is None:
-            await self._connection.run(lambda client: client.set(redis_key, payload, px=ttl_ms))
+            await self._connection.call("SET", redis_key, payload, "PX", ttl_ms)
             return
         # Counted as the embedded store counts: the stored value and its key.
         size_bytes = len(payload) + len(key) + len(orjson.dumps(entry.namespace))

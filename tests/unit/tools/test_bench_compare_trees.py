@@ -3,23 +3,16 @@ and its refusal of a directory that is not a checkout."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 from types import ModuleType
 
 import pytest
 
-SCRIPT = Path(__file__).resolve().parents[3] / "benchmarks" / "compare_trees.py"
+from tests.unit.tools.bench_script import load_benchmark
 
 
 def _script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("compare_trees", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
+    return load_benchmark("compare_trees")
 
 
 def test_medians_per_tree_and_the_per_round_difference() -> None:

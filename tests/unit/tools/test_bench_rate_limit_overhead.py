@@ -3,23 +3,14 @@ p50s and the verdict against the 0.3 ms bar, and failures named per gateway."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
 from types import ModuleType
 
 from gateway_tools.bench.measure import Series
-
-SCRIPT = Path(__file__).resolve().parents[3] / "benchmarks" / "rate_limit_overhead.py"
+from tests.unit.tools.bench_script import load_benchmark
 
 
 def _script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("rate_limit_overhead", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
+    return load_benchmark("rate_limit_overhead")
 
 
 def _series(latencies_ms: list[float], errors: int = 0) -> Series:
