@@ -170,6 +170,7 @@ def _memory_stage(
     knowledge: KnowledgeService,
 ) -> MemoryStage:
     stores.memory.access.count_failures_with(metrics.store_failure)
+    stores.memory.session_writes.count_failures_with(metrics.store_failure)
     return MemoryStage(
         stores.memory,
         tokenizers,

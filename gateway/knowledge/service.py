@@ -231,7 +231,7 @@ class KnowledgeService:
             top_k=top_k * 2,
             distinct=top_k,
         )
-        results = await ranked_once_per_text(ranking_call, index.size, top_k)
+        results = await ranked_once_per_text(ranking_call, index, query_vector, top_k)
         searches = self._searches_of(scope, index)
         if searches is not None and query_vector is not None:
             searches.put((query, top_k, ranking), results)

@@ -31,6 +31,7 @@ from gateway.memory.relevance import RelevanceScorer
 from gateway.memory.retrieval import RankMode, ScopeIndex, ScoredMemory, TermCache, rank
 from gateway.memory.search_memo import SearchMemo, next_validity_change
 from gateway.memory.session import SessionTurn, merge_turn
+from gateway.memory.session_writes import SessionWrites
 from gateway.memory.versions import infer_kind, plan_supersession, rule_key
 from gateway.policy.memory import MemoryPolicy
 from gateway.storage.protocols import (
@@ -88,6 +89,8 @@ class MemoryService:
         # The memory stage's access counts, written after the response.
         self.access = AccessRecorder(store)
         self.sessions = sessions
+        # The session caches' write-back, handed to the store without waiting for it.
+        self.session_writes = SessionWrites()
         self._embedder = embedder
         self._clock = clock
         self._embed_failures = ThrottledLogger(logger, interval_seconds=60.0)
@@ -278,7 +281,7 @@ class MemoryService:
             relevance_model=self._relevance,
             distinct=top_k,
         )
-        results = await ranked_once_per_text(ranking, index.size, top_k)
+        results = await ranked_once_per_text(ranking, index, query_vector, top_k)
         if searches is not None and (query_vector is not None or mode == "keyword"):
             searches.put(key, results, next_validity_change(index, self._clock()))
         return results
@@ -344,8 +347,11 @@ class MemoryService:
         ]
         turn = merge_turn(kept, retrieved, settings, now, knowledge)
         if turn.changed or len(kept) != len(cached):
-            await self.sessions.save(
-                scope.tenant, scope.user, session, turn.session_items, settings.ttl_seconds
+            # Queued in order, not awaited: nothing in this turn reads it back.
+            await self.session_writes.submit(
+                self.sessions.save(
+                    scope.tenant, scope.user, session, turn.session_items, settings.ttl_seconds
+                )
             )
         return turn
 
@@ -375,5 +381,7 @@ class MemoryService:
         self.access.record(tenant, memory_ids, self._clock())
 
     async def close(self) -> None:
-        """Writes the queued access counts; before the stores close."""
+        """Writes the queued access counts and waits for the session writes under way;
+        before the stores close."""
+        await self.session_writes.drain()
         await self.access.close()

@@ -9,6 +9,11 @@ unset. litellm is located with ``importlib.util.find_spec`` and never imported h
 
 Nothing happens at import time. The app makes one :class:`Tokenizers` in its lifespan and
 shares it; it caches one :class:`TokenCounter` per encoding.
+
+Each counter remembers the counts of the short texts it counted last
+(:data:`COUNT_MEMO_ENTRIES`): the memory block is assembled from the same memory lines,
+headers and conversation turns turn after turn, and encoding them again was most of the
+block's cost (docs/measurements.md, "Memory work per miss").
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from typing import Any
 
 import tiktoken
 
+from gateway.bounded_lru import BoundedLRU
 from gateway.errors import GatewayInternalError
 
 __all__ = ["TokenCounter", "TokenizerUnavailable", "Tokenizers"]
@@ -33,6 +39,10 @@ _CACHE_ENV = "TIKTOKEN_CACHE_DIR"
 _TOKENS_PER_MESSAGE = 3
 _TOKENS_PER_NAME = 1
 _REPLY_PRIMING = 3
+# Texts remembered per counter, each at most `COUNT_MEMO_MAX_CHARS` long: about 2 MiB at
+# most. Longer texts (documents, tool results) are rare repeats and are counted each time.
+COUNT_MEMO_ENTRIES = 8192
+COUNT_MEMO_MAX_CHARS = 1024
 
 
 class TokenizerUnavailable(GatewayInternalError, RuntimeError):
@@ -87,11 +97,15 @@ def _load_encoding(name: str) -> tiktoken.Encoding:
 
 
 class TokenCounter:
-    """Counts tokens with one tiktoken encoding."""
+    """Counts tokens with one tiktoken encoding; the counts of short texts are remembered
+    (a bounded LRU: the same text always has the same count)."""
 
     def __init__(self, encoding: tiktoken.Encoding) -> None:
         self._encoding = encoding
         self.encoding_name: str = encoding.name
+        self._counts: BoundedLRU[str, int] = BoundedLRU(COUNT_MEMO_ENTRIES)
+        # Counted on the event loop and in worker threads (knowledge chunking).
+        self._counts_lock = threading.Lock()
 
     def __repr__(self) -> str:
         return f"TokenCounter({self.encoding_name!r})"
@@ -101,7 +115,16 @@ class TokenCounter:
         return self._encoding.encode_ordinary(text)
 
     def count(self, text: str) -> int:
-        return len(self._encode(text))
+        if len(text) > COUNT_MEMO_MAX_CHARS:
+            return len(self._encode(text))
+        with self._counts_lock:
+            known = self._counts.get(text)
+        if known is not None:
+            return known
+        counted = len(self._encode(text))
+        with self._counts_lock:
+            self._counts.put(text, counted)
+        return counted
 
     def count_messages(self, messages: list[dict[str, Any]]) -> int:
         """Prompt tokens of a chat request's messages, OpenAI's accounting: per message

@@ -1,0 +1,73 @@
+"""Writes a turn's session knowledge cache off the request path.
+
+Writing the cache back (`SessionStore.save`) was awaited on every turn that changed it:
+a database-thread or Redis round trip, and the thread and loop wake-ups around it,
+about 0.3 ms of a session turn's memory stage (benchmarks/memory_load.py). Nothing in
+the turn reads what it wrote, so the write need not finish before the request goes on.
+
+Order is kept all the same: `submit` returns once the write has been handed to the
+store (queued on the memory database's one thread, or written to the Redis socket
+that every later command of the process follows), so the next turn's read of the
+session, or a `forget` after a delete, comes after it. A turn never waits for the
+write to finish: a write that fails is counted as a store failure and logged (the next
+turn of the session merges and writes again), and `close` waits for what is still
+being written, before the stores close.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Coroutine
+from typing import Any
+
+from gateway.telemetry.throttled_log import ThrottledLogger
+
+logger = logging.getLogger(__name__)
+
+
+class SessionWrites:
+    def __init__(self, on_failure: Callable[[str, str], None] | None = None) -> None:
+        self._on_failure = on_failure
+        self._writing: set[asyncio.Task[None]] = set()
+        self._failures = ThrottledLogger(logger, interval_seconds=60.0)
+        self.failed = 0
+
+    def count_failures_with(self, on_failure: Callable[[str, str], None]) -> None:
+        """Where store failures are counted (the metrics, built after the stores)."""
+        self._on_failure = on_failure
+
+    @property
+    def pending(self) -> int:
+        return len(self._writing)
+
+    async def submit(self, write: Coroutine[Any, Any, None]) -> None:
+        """Starts `write` and returns once it has been handed to the store (its first
+        step: the stores queue the command before they first wait), not finished."""
+        task = asyncio.ensure_future(write)
+        self._writing.add(task)
+        task.add_done_callback(self._finished)
+        # The task was scheduled before this coroutine yields: the loop runs its first
+        # step, which queues the write, before this one resumes.
+        await asyncio.sleep(0)
+
+    async def drain(self) -> None:
+        """Waits for the writes under way (tests, shutdown); their failures are reported
+        as they finish, never raised here."""
+        while self._writing:
+            await asyncio.gather(*self._writing, return_exceptions=True)
+
+    def _finished(self, task: asyncio.Task[None]) -> None:
+        self._writing.discard(task)
+        if task.cancelled():
+            return
+        error = task.exception()
+        if error is None:
+            return
+        self.failed += 1
+        if self._on_failure is not None:
+            self._on_failure("memory", "session_save")
+        self._failures.warning(
+            "session cache write failed (%s); the next turn writes it again",
+            type(error).__name__,
+        )
