@@ -323,7 +323,8 @@ class MemoryService:
         cached: Sequence[SessionItem] | None = None,
     ) -> SessionTurn:
         """Merge this turn's retrieval (memories and, when given, the tenant's
-        knowledge) with the session cache and write the cache back.
+        knowledge) with the session cache and queue the cache's write (`session_writes`:
+        the turn does not wait for it, the next read of the session comes after it).
 
         Cached items whose memory was deleted are dropped here too: `delete` removes
         them from the sessions, but a turn that read the session before the delete may

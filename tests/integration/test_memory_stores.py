@@ -14,6 +14,7 @@ import pytest
 
 from gateway.memory.records import MemoryRecord, MemoryScope
 from gateway.memory.service import MemoryService, NewMemory, WriteOnce
+from gateway.memory.session_writes import SessionWrites
 from gateway.policy.models import Policy
 from gateway.storage.embedded.memory import open_embedded_memory
 from gateway.storage.protocols import (
@@ -276,3 +277,17 @@ async def test_totals_of_a_store_from_before_the_caps_are_counted(stores: Stores
         await store.add([record("m3")], quota=UserQuota(max_memories=2, max_bytes=10_000))
     await store.add([record("m3")], quota=UserQuota(max_memories=3, max_bytes=10_000))
     assert await store.usage("acme", "alice") == (3, 3 * len("fact m1"))
+
+
+async def test_a_session_write_handed_off_is_read_by_the_next_load(stores: Stores) -> None:
+    """`SessionWrites.submit` returns before the write finishes, but after the store has
+    queued it: a read that follows sees it, on both stores."""
+    _, sessions = stores
+    writes = SessionWrites()
+    for turn in range(5):
+        items = [SessionItem(f"k{turn}", f"fact {turn}", 0.9, f"m{turn}", 0.0, 0.0)]
+        await writes.submit(sessions.save("acme", "alice", "s1", items, ttl_seconds=60))
+        loaded = await sessions.load("acme", "alice", "s1")
+        assert [item.memory_id for item in loaded] == [f"m{turn}"]
+    await writes.drain()
+    assert (writes.pending, writes.failed) == (0, 0)

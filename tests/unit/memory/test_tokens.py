@@ -309,3 +309,25 @@ def test_fresh_process_import_is_inert_and_load_avoids_litellm() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "ok"
+
+
+def test_remembered_counts_equal_fresh_counts_and_the_memo_is_bounded(
+    monkeypatch: pytest.MonkeyPatch, tokenizers: Tokenizers
+) -> None:
+    monkeypatch.setattr(tokens, "COUNT_MEMO_ENTRIES", 4)
+    fresh = tiktoken.get_encoding(tokenizers.for_model("gpt-4o").encoding_name)
+    counter = TokenCounter(fresh)
+    texts = [ENGLISH, CHINESE, MIXED, "a", "b", "c", ENGLISH, CHINESE]
+    for text in texts * 2:
+        assert counter.count(text) == len(fresh.encode_ordinary(text))
+    assert len(counter._counts) == 4
+
+
+def test_a_long_text_is_counted_every_time_not_remembered(
+    monkeypatch: pytest.MonkeyPatch, tokenizers: Tokenizers
+) -> None:
+    monkeypatch.setattr(tokens, "COUNT_MEMO_MAX_CHARS", 50)
+    counter = TokenCounter(tiktoken.get_encoding(tokenizers.for_model("gpt-4o").encoding_name))
+    assert counter.count(ENGLISH) == counter.count(ENGLISH) > 0
+    assert counter.count("short") == 1
+    assert len(counter._counts) == 1
