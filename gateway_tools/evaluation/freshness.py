@@ -160,6 +160,8 @@ async def _replicas(
             storage = await open_storage(settings, embedder.name, embedder.dimensions)
             stack.push_async_callback(storage.close)
             memory = MemoryService(storage.memories, storage.sessions, embedder)
+            # Its session writes and access counts finish before the store closes.
+            stack.push_async_callback(memory.close)
             knowledge = KnowledgeService(storage.knowledge, embedder, tokenizers.for_model(""))
             stage = MemoryStage(memory, tokenizers, ModelLimits({}, {}), knowledge=knowledge)
             built.append(Replica(memory, knowledge, stage))
