@@ -310,6 +310,11 @@ class MemoryService:
         await self.sessions.forget(tenant, record.user, [memory_id])
         return deleted
 
+    async def load_session(self, scope: MemoryScope, session: str) -> list[SessionItem]:
+        """The session's cached items, read after its last write (`session_writes`)."""
+        await self.session_writes.settled((scope.tenant, scope.user, session))
+        return await self.sessions.load(scope.tenant, scope.user, session)
+
     async def session_turn(
         self,
         scope: MemoryScope,
@@ -337,7 +342,7 @@ class MemoryService:
         settings = policy.session
         now = self._clock()
         if cached is None:
-            cached = await self.sessions.load(scope.tenant, scope.user, session)
+            cached = await self.load_session(scope, session)
         memories = [item for item in cached if item.source != KNOWLEDGE_SOURCE]
         live = await self._still_stored(scope, memories, index)
         known = frozenset() if knowledge_index is None else knowledge_index.ids
@@ -350,9 +355,10 @@ class MemoryService:
         if turn.changed or len(kept) != len(cached):
             # Queued in order, not awaited: nothing in this turn reads it back.
             await self.session_writes.submit(
+                (scope.tenant, scope.user, session),
                 self.sessions.save(
                     scope.tenant, scope.user, session, turn.session_items, settings.ttl_seconds
-                )
+                ),
             )
         return turn
 

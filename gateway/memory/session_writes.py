@@ -5,20 +5,24 @@ a database-thread or Redis round trip, and the thread and loop wake-ups around i
 about 0.3 ms of a session turn's memory stage (benchmarks/memory_load.py). Nothing in
 the turn reads what it wrote, so the write need not finish before the request goes on.
 
-Order is kept all the same: `submit` returns once the write has been handed to the
+Order is kept all the same. `submit` returns once the write has been handed to the
 store (queued on the memory database's one thread, or written to the Redis socket
-that every later command of the process follows), so the next turn's read of the
-session, or a `forget` after a delete, comes after it. A turn never waits for the
-write to finish: a write that fails is counted as a store failure and logged (the next
-turn of the session merges and writes again), and `close` waits for what is still
-being written, before the stores close.
+that every later command of the process follows), so what the process sends next
+comes after it. That alone leaves gaps (a Redis script the server does not know yet is
+sent again after the server said so; a reconnect), so a read of the session waits for
+that session's write still under way (`settled`): the next turn of a session normally
+comes a client round trip later and finds it done. A turn never waits for its own
+write: a write that fails is counted as a store failure and logged (the next turn of
+the session merges and writes again), and `close` waits for what is still being
+written, before the stores close.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Hashable
 from typing import Any
 
 from gateway.telemetry.throttled_log import ThrottledLogger
@@ -30,6 +34,7 @@ class SessionWrites:
     def __init__(self, on_failure: Callable[[str, str], None] | None = None) -> None:
         self._on_failure = on_failure
         self._writing: set[asyncio.Task[None]] = set()
+        self._latest: dict[Hashable, asyncio.Task[None]] = {}  # per session: its last write
         self._failures = ThrottledLogger(logger, interval_seconds=60.0)
         self.failed = 0
 
@@ -41,15 +46,24 @@ class SessionWrites:
     def pending(self) -> int:
         return len(self._writing)
 
-    async def submit(self, write: Coroutine[Any, Any, None]) -> None:
-        """Starts `write` and returns once it has been handed to the store (its first
-        step: the stores queue the command before they first wait), not finished."""
+    async def submit(self, session: Hashable, write: Coroutine[Any, Any, None]) -> None:
+        """Starts `write` of `session` and returns once it has been handed to the store
+        (its first step: the stores queue the command before they first wait), not
+        finished."""
         task = asyncio.ensure_future(write)
         self._writing.add(task)
-        task.add_done_callback(self._finished)
+        self._latest[session] = task
+        task.add_done_callback(functools.partial(self._finished, session))
         # The task was scheduled before this coroutine yields: the loop runs its first
         # step, which queues the write, before this one resumes.
         await asyncio.sleep(0)
+
+    async def settled(self, session: Hashable) -> None:
+        """Waits until `session`'s last write is done (at once when none is under
+        way); its failure is reported where it finishes, never raised here."""
+        task = self._latest.get(session)
+        if task is not None and not task.done():
+            await asyncio.wait((task,))
 
     async def drain(self) -> None:
         """Waits for the writes under way (tests, shutdown); their failures are reported
@@ -57,8 +71,10 @@ class SessionWrites:
         while self._writing:
             await asyncio.gather(*self._writing, return_exceptions=True)
 
-    def _finished(self, task: asyncio.Task[None]) -> None:
+    def _finished(self, session: Hashable, task: asyncio.Task[None]) -> None:
         self._writing.discard(task)
+        if self._latest.get(session) is task:
+            del self._latest[session]
         if task.cancelled():
             return
         error = task.exception()

@@ -186,7 +186,7 @@ class MemoryStage:
             if request.session:
                 # The session's cache is read while the scopes are read and searched.
                 cached, (found, retrieved, knowledge) = await both(
-                    self._service.sessions.load(request.tenant, scope.user, request.session),
+                    self._service.load_session(scope, request.session),
                     self._search(request, timings, draft, scope),
                 )
                 turn = await self._service.session_turn(

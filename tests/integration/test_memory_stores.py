@@ -14,7 +14,6 @@ import pytest
 
 from gateway.memory.records import MemoryRecord, MemoryScope
 from gateway.memory.service import MemoryService, NewMemory, WriteOnce
-from gateway.memory.session_writes import SessionWrites
 from gateway.policy.models import Policy
 from gateway.storage.embedded.memory import open_embedded_memory
 from gateway.storage.protocols import (
@@ -279,15 +278,24 @@ async def test_totals_of_a_store_from_before_the_caps_are_counted(stores: Stores
     assert await store.usage("acme", "alice") == (3, 3 * len("fact m1"))
 
 
-async def test_a_session_write_handed_off_is_read_by_the_next_load(stores: Stores) -> None:
-    """`SessionWrites.submit` returns before the write finishes, but after the store has
-    queued it: a read that follows sees it, on both stores."""
-    _, sessions = stores
-    writes = SessionWrites()
+async def test_a_session_write_behind_the_reply_is_read_by_the_next_turn(
+    stores: Stores,
+) -> None:
+    """A turn returns before its session write is done; the next read of the session
+    still sees it, on both stores (on a fresh Redis the save script's first use is
+    sent twice: NOSCRIPT, then EVAL, after the read was sent)."""
+    store, sessions = stores
+    service = MemoryService(store, sessions, TableEmbedder({}, [1.0, 0.0, 0.0, 0.0]))
+    policy = Policy().memory
+    scope = MemoryScope("acme", "alice")
     for turn in range(5):
-        items = [SessionItem(f"k{turn}", f"fact {turn}", 0.9, f"m{turn}", 0.0, 0.0)]
-        await writes.submit(sessions.save("acme", "alice", "s1", items, ttl_seconds=60))
-        loaded = await sessions.load("acme", "alice", "s1")
-        assert [item.memory_id for item in loaded] == [f"m{turn}"]
-    await writes.drain()
-    assert (writes.pending, writes.failed) == (0, 0)
+        await service.add(
+            scope, [NewMemory(f"The kettle number {turn} is in hall {turn}.")], policy
+        )
+        retrieved = await service.search(scope, f"kettle number {turn}", 3, policy)
+        merged = await service.session_turn(scope, "s1", retrieved, policy)
+        loaded = await service.load_session(scope, "s1")
+        assert [item.content for item in loaded] == [i.content for i in merged.session_items]
+        assert loaded
+    await service.close()
+    assert (service.session_writes.pending, service.session_writes.failed) == (0, 0)
