@@ -353,8 +353,8 @@ class MemoryService:
         ]
         turn = merge_turn(kept, retrieved, settings, now, knowledge)
         if turn.changed or len(kept) != len(cached):
-            # Queued in order, not awaited: nothing in this turn reads it back.
-            await self.session_writes.submit(
+            # Not awaited: nothing in this turn reads it back (the next read waits for it).
+            self.session_writes.submit(
                 (scope.tenant, scope.user, session),
                 self.sessions.save(
                     scope.tenant, scope.user, session, turn.session_items, settings.ttl_seconds

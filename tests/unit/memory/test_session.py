@@ -115,5 +115,5 @@ async def test_a_copy_written_back_after_its_delete_is_dropped_on_the_next_turn(
         await sessions.save("t", "u", session, stale, ttl_seconds=60)
         turn = await service.session_turn(scope, session, [], policy)
         assert [c.memory_id for c in turn.to_inject] == [kept.id]
-        assert [i.memory_id for i in await sessions.load("t", "u", session)] == [kept.id]
+        assert [i.memory_id for i in await service.load_session(scope, session)] == [kept.id]
     await database.close()

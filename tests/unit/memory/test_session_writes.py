@@ -29,7 +29,7 @@ async def test_a_failed_write_is_counted_and_logged_not_raised(
     writes = SessionWrites()
     writes.count_failures_with(lambda store, operation: counted.append((store, operation)))
     with caplog.at_level(logging.WARNING, logger="gateway.memory.session_writes"):
-        await writes.submit("s1", _failing_write())
+        writes.submit("s1", _failing_write())
         await writes.drain()
     assert writes.failed == 1
     assert counted == [("memory", "session_save")]
@@ -47,7 +47,7 @@ async def test_drain_waits_for_writes_under_way() -> None:
 
     writes = SessionWrites()
     for number in range(3):
-        await writes.submit(f"s{number}", slow_write(number))
+        writes.submit(f"s{number}", slow_write(number))
     assert writes.pending == 3
     asyncio.get_running_loop().call_later(0.01, release.set)
     await writes.drain()
@@ -82,7 +82,7 @@ async def test_a_read_of_a_session_waits_for_its_write_and_no_other() -> None:
         written.append("s1")
 
     writes = SessionWrites()
-    await writes.submit("s1", held_write())
+    writes.submit("s1", held_write())
     await asyncio.wait_for(writes.settled("s2"), timeout=1.0)  # another session: at once
     reading = asyncio.ensure_future(writes.settled("s1"))
     await asyncio.sleep(0.01)
