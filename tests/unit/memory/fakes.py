@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import random
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from gateway.embed.protocol import Vectors
+from gateway.memory.records import MemoryRecord
 from gateway.memory.relevance import FEATURE_NAMES
+from gateway.memory.retrieval import ScopeIndex
 from gateway.providers.protocol import UpstreamReport
 from tests.unit.test_pipeline import ScriptedProvider
 
@@ -75,3 +79,25 @@ class RecordingProvider(ScriptedProvider):
     ) -> dict[str, Any]:
         self.bodies.append(body)
         return await super().complete(body, report=report)
+
+
+def random_scope(
+    count: int, seed: int, queries: int, content: Callable[[random.Random, int], str]
+) -> tuple[ScopeIndex, list[np.ndarray]]:
+    """A scope of `count` memories on random unit vectors (dimension 16) with texts from
+    `content(rng, i)` and random creation times, and `queries` further random vectors."""
+    rng = random.Random(seed)
+    vectors = np.random.default_rng(seed).standard_normal((count + queries, 16)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    records = [
+        MemoryRecord(
+            id=f"m{i}",
+            tenant="t",
+            user="u",
+            namespace="",
+            content=content(rng, i),
+            created_at=1_000.0 + rng.random() * 1_000,
+        ).with_vector(vectors[i], "e")
+        for i in range(count)
+    ]
+    return ScopeIndex.build(records, "e"), list(vectors[count:])

@@ -3,12 +3,9 @@ returns what scoring every memory returns."""
 
 from __future__ import annotations
 
-import random
-
 import numpy as np
 
 from gateway.memory import candidates
-from gateway.memory.records import MemoryRecord
 from gateway.memory.relevance import (
     neighbours,
     packaged_relevance_model,
@@ -17,6 +14,7 @@ from gateway.memory.relevance import (
 )
 from gateway.memory.retrieval import ScopeIndex, rank
 from gateway.policy.memory import MemoryPolicy
+from tests.unit.memory.fakes import random_scope
 
 RANKING = MemoryPolicy().ranking
 WORDS = [
@@ -34,21 +32,12 @@ WORDS = [
 
 
 def _scope(count: int, seed: int = 7) -> tuple[ScopeIndex, list[np.ndarray]]:
-    rng = random.Random(seed)
-    vectors = np.random.default_rng(seed).standard_normal((count + 20, 16)).astype(np.float32)
-    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-    records = [
-        MemoryRecord(
-            id=f"m{i}",
-            tenant="t",
-            user="u",
-            namespace="",
-            content=f"The {rng.choice(WORDS)} and the {rng.choice(WORDS)} are in hall {i % 37}.",
-            created_at=1_000.0 + rng.random() * 1_000,
-        ).with_vector(vectors[i], "e")
-        for i in range(count)
-    ]
-    return ScopeIndex.build(records, "e"), list(vectors[count:])
+    return random_scope(
+        count,
+        seed,
+        20,
+        lambda rng, i: f"The {rng.choice(WORDS)} and the {rng.choice(WORDS)} are in hall {i % 37}.",
+    )
 
 
 class CountingScorer:

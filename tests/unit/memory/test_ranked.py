@@ -4,38 +4,25 @@ returns exactly what ranking it in place returns."""
 from __future__ import annotations
 
 import functools
-import random
 
 import numpy as np
 import pytest
 
 from gateway.memory import ranked
-from gateway.memory.records import MemoryRecord
 from gateway.memory.relevance import ranks_among
 from gateway.memory.retrieval import ScopeIndex, ScoredMemory, rank
 from gateway.policy.memory import MemoryPolicy
+from tests.unit.memory.fakes import random_scope
 
 RANKING = MemoryPolicy().ranking
 WORDS = ["heron", "lantern", "kettle", "compass", "anchor", "violin", "marble", "falcon"]
 
 
 def _scope(count: int, seed: int = 5) -> tuple[ScopeIndex, list[np.ndarray]]:
-    rng = random.Random(seed)
-    vectors = np.random.default_rng(seed).standard_normal((count + 6, 16)).astype(np.float32)
-    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-    records = [
-        MemoryRecord(
-            id=f"m{i}",
-            tenant="t",
-            user="u",
-            namespace="",
-            # Every fifth text repeats an earlier one: one result per distinct text.
-            content=f"The {rng.choice(WORDS)} is in hall {i % (count // 5 + 1)}.",
-            created_at=1_000.0 + rng.random() * 1_000,
-        ).with_vector(vectors[i], "e")
-        for i in range(count)
-    ]
-    return ScopeIndex.build(records, "e"), list(vectors[count:])
+    # Every fifth text repeats an earlier one: one result per distinct text.
+    return random_scope(
+        count, seed, 6, lambda rng, i: f"The {rng.choice(WORDS)} is in hall {i % (count // 5 + 1)}."
+    )
 
 
 def _summary(results: list[ScoredMemory]) -> list[tuple[str, float]]:
