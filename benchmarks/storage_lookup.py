@@ -35,6 +35,11 @@ busy 2-core machine) once instead of twice; Redis is loaded with pipelined HSETs
 fields `RedisVectorIndex.add` writes (`--hnsw-m`, `--ef-construction`, `--ef-runtime`
 set the index's parameters, as `storage.vector_index` does); the graph spans every
 entry either way, as it does in the gateway, whose one index holds every fingerprint.
+A partition of at most `--exact-scan-max-entries` is scanned exactly, as the gateway
+does; rows `redis-graph` search the same index through the graph alone, side by side,
+and `partition_count_ms` is what counting a partition of that layout costs (the search
+counts one on its first use and then every `partition_count_refresh_seconds`, behind
+the searches).
 
 Redis is searched through a connection with the gateway's default operation timeout
 (0.25 s, `storage.redis_timeout_seconds`); a search that times out opens the fail-open
@@ -78,6 +83,8 @@ from gateway_tools.bench.vector_data import KINDS, VectorSource, exact_top_k, re
 Matrix = npt.NDArray[np.float32]
 
 EMBEDDED, REDIS, EMBEDDED_SCAN = "embedded", "redis", "embedded-scan"
+# The same Redis index searched through its graph alone (`exact_scan_max_entries: 0`).
+REDIS_GRAPH = "redis-graph"
 ONE, SPREAD = "one", "spread"
 LAYOUTS = (ONE, SPREAD)
 RANDOM, NEAR = "random", "near"
@@ -168,6 +175,10 @@ class Store:
     errors: Callable[[], int] = lambda: 0  # failed operations so far (Redis: circuit)
     # Loads rows [start, stop) at once when the backend has a faster way than `add`.
     bulk: Callable[[Matrix, int, int], Awaitable[None]] | None = None
+    # Redis: the same index searched through the graph alone, for a side-by-side row.
+    graph_indexes: dict[str, VectorIndex] | None = None
+    # Redis: counts a partition as the search does to choose its policy.
+    count_partition: Callable[[str], Awaitable[int]] | None = None
 
 
 async def open_embedded(directory: Path, dimensions: int) -> Store:
@@ -213,6 +224,14 @@ async def open_redis(
         operation_timeout_seconds=REDIS_TIMEOUT_SECONDS,
         vector_index=hnsw,
     )
+    graph_only = await RedisBackend.open(
+        url,
+        prefix=prefix,
+        index_name=name,
+        dimensions=dimensions,
+        operation_timeout_seconds=REDIS_TIMEOUT_SECONDS,
+        vector_index=hnsw.model_copy(update={"exact_scan_max_entries": 0}),
+    )
     now = time.time()
 
     async def add(row: int, vectors: Matrix) -> None:
@@ -246,6 +265,7 @@ async def open_redis(
         return int(info["used_memory"])
 
     async def close() -> None:
+        await graph_only.close()
         await searcher.close()
         await loader.close()
 
@@ -255,8 +275,14 @@ async def open_redis(
         {ONE: searcher.semantic, SPREAD: searcher.semantic},
         close,
         used_memory,
-        errors=lambda: searcher.connection.failures_total,
+        errors=lambda: searcher.connection.failures_total + graph_only.connection.failures_total,
         bulk=bulk,
+        graph_indexes=(
+            {ONE: graph_only.semantic, SPREAD: graph_only.semantic}
+            if hnsw.exact_scan_limit(dimensions) > 0
+            else None
+        ),
+        count_partition=searcher.semantic.count_partition,
     )
 
 
@@ -396,6 +422,10 @@ async def measure_layout(
 ) -> tuple[Timings, Timings]:
     warm_targets = queries.fresh_targets[:WARMUP_QUERIES]
     await timed_searches(index, fingerprints_for(layout, warm_targets), queries.warm, None)
+    # One search of every partition first, as in a running gateway: Redis counts a
+    # partition on its first search (to choose exact scan or graph), then behind them.
+    partitions = fingerprints_for(layout, np.arange(SPREAD_PARTITIONS, dtype=np.int64))
+    await timed_searches(index, partitions, np.repeat(queries.warm[:1], len(partitions), 0), None)
     fresh = await timed_searches(
         index, fingerprints_for(layout, queries.fresh_targets), queries.fresh, None
     )
@@ -430,16 +460,31 @@ async def measure_store(
         if count != size:
             raise RuntimeError(f"{store.backend}: the index holds {count} entries, not {size}")
         query_set = QuerySet.make(source, vectors, size, queries, seed)
+        variants = [(store.backend, store.indexes)]
+        if store.graph_indexes is not None:
+            variants.append((REDIS_GRAPH, store.graph_indexes))
         for layout in LAYOUTS:
-            errors_before = store.errors()
-            fresh, near = await measure_layout(store.indexes[layout], layout, query_set)
-            row = result_row(
-                store.backend, layout, size, load_seconds, vectors, query_set, fresh, near
-            )
-            row["memory_bytes_per_entry"] = round(memory_per_entry)
-            row["store_failures"] = store.errors() - errors_before
-            results.append(say_row(row))
+            for label, indexes in variants:
+                errors_before = store.errors()
+                fresh, near = await measure_layout(indexes[layout], layout, query_set)
+                row = result_row(label, layout, size, load_seconds, vectors, query_set, fresh, near)
+                row["memory_bytes_per_entry"] = round(memory_per_entry)
+                row["store_failures"] = store.errors() - errors_before
+                if store.count_partition is not None:
+                    row["partition_count_ms"] = await _count_ms(store.count_partition, layout)
+                results.append(say_row(row))
     return results
+
+
+async def _count_ms(count: Callable[[str], Awaitable[int]], layout: str) -> float:
+    """Median time of counting one partition of the layout (5 counts)."""
+    fingerprint = ONE if layout == ONE else spread_fingerprint(0)
+    times: list[float] = []
+    for _ in range(5):
+        started = time.perf_counter()
+        await count(fingerprint)
+        times.append((time.perf_counter() - started) * 1000)
+    return round(statistics.median(times), 3)
 
 
 def result_row(
@@ -588,8 +633,8 @@ def render_table(report: dict[str, Any]) -> str:
         f"is that entry; recall: recall@{TOP_K} against numpy brute force (miss/near)",
         "",
         "| backend | layout | entries | per partition | load s | miss p50 ms | miss p99 ms "
-        "| near p50 ms | near p99 ms | near found | recall | bytes/entry | errors |",
-        "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|",
+        "| near p50 ms | near p99 ms | near found | recall | bytes/entry | count ms | errors |",
+        "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|",
     ]
     for row in report["results"]:
         rnd, near = row[RANDOM], row[NEAR]
@@ -600,7 +645,8 @@ def render_table(report: dict[str, Any]) -> str:
             f"| {row['partition_entries']} | {row['load_seconds']:.1f} "
             f"| {_fmt(rnd['p50'])} | {_fmt(rnd['p99'])} | {_fmt(near['p50'])} "
             f"| {_fmt(near['p99'])} | {_fmt(near['found'], 3)} | {recalls} "
-            f"| {row['memory_bytes_per_entry']} | {errors} |"
+            f"| {row['memory_bytes_per_entry']} | {_fmt(row.get('partition_count_ms'))} "
+            f"| {errors} |"
         )
     lines += [
         "",
@@ -655,6 +701,13 @@ def main() -> int:
     parser.add_argument("--hnsw-m", type=int, default=defaults.hnsw_m)
     parser.add_argument("--ef-construction", type=int, default=defaults.hnsw_ef_construction)
     parser.add_argument("--ef-runtime", type=int, default=defaults.hnsw_ef_runtime)
+    parser.add_argument(
+        "--exact-scan-max-entries",
+        type=int,
+        help="Redis scans a partition this small exactly (default: the gateway's, "
+        "by dimensions); the graph alone is measured beside it as redis-graph "
+        "(0: graph only, no side-by-side rows)",
+    )
     parser.add_argument("--output", help="also write the results as JSON to this path")
     args = parser.parse_args()
     if args.queries < 1 or args.dimensions < 2 or args.batch < 1:
@@ -665,6 +718,7 @@ def main() -> int:
             hnsw_m=args.hnsw_m,
             hnsw_ef_construction=args.ef_construction,
             hnsw_ef_runtime=args.ef_runtime,
+            exact_scan_max_entries=args.exact_scan_max_entries,
         )
     except ValueError as exc:
         parser.error(str(exc))

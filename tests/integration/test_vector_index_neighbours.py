@@ -3,6 +3,7 @@ force), and the Redis index is built with the HNSW parameters of `storage.vector
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import time
 from collections.abc import AsyncIterator
@@ -106,6 +107,47 @@ async def test_redis_index_is_built_with_the_configured_hnsw_parameters(
     assert flat[flat.index("m") + 1] == "8", text
     assert flat[flat.index("ef_construction") + 1] == "64", text
     await _assert_true_neighbours(index)
+
+
+async def test_a_small_partition_is_scanned_exactly_where_the_graph_misses(
+    patient: RedisConnection, prefix: str
+) -> None:
+    # A deliberately poor graph (few edges, short candidate lists) over uniform vectors,
+    # the hardest case for HNSW: searched through the graph it misses true neighbours;
+    # a partition within `exact_scan_max_entries` is scanned and misses none. (Below
+    # about 10,000 entries RediSearch scans a filtered KNN by itself.)
+    rng = np.random.default_rng(5)
+    rows = 12_000
+    vectors = rng.standard_normal((rows, DIMS)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    poor = {"hnsw_m": 4, "hnsw_ef_construction": 10, "hnsw_ef_runtime": 10}
+    graph = await RedisVectorIndex.open(
+        patient,
+        index_name_for("nn", DIMS),
+        DIMS,
+        prefix=prefix,
+        settings=VectorIndexSettings(**poor, exact_scan_max_entries=0),
+    )
+    for first in range(0, rows, 500):
+        batch = range(first, min(first + 500, rows))
+        await asyncio.gather(*(graph.add(_entry(row, "fp"), vectors[row]) for row in batch))
+    exact = await RedisVectorIndex.open(
+        patient,
+        index_name_for("nn", DIMS),
+        DIMS,
+        prefix=prefix,
+        settings=VectorIndexSettings(**poor, exact_scan_max_entries=rows),
+    )
+    queries = rng.standard_normal((40, DIMS)).astype(np.float32)
+    graph_found = exact_found = 0
+    for query in queries:
+        truth = {f"e{row:04d}" for row in np.argsort(-(vectors @ query))[:TOP_K]}
+        graph_found += len(truth & {e.entry_id for e, _ in await graph.search("fp", query, TOP_K)})
+        exact_found += len(truth & {e.entry_id for e, _ in await exact.search("fp", query, TOP_K)})
+    assert exact_found == len(queries) * TOP_K
+    assert graph_found < exact_found  # the graph alone would have missed some
+    await graph.close()
+    await exact.close()
 
 
 def _flatten(reply: object) -> list[object]:

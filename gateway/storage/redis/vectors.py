@@ -14,8 +14,10 @@ Layout, for `index_name = index_name_for(embedder, dimensions)`:
   not yet evicted never come back.
 
 A search is one FT.SEARCH, on the hot path's pipelined socket: a KNN over the vectors of
-one fingerprint (a tag pre-filter: with small partitions RediSearch scores them all,
-exactly), returning the few winners' fields in the same round trip.
+one fingerprint (a tag pre-filter), returning the few winners' fields in the same round
+trip. A partition of at most `exact_scan_max_entries` is scanned exactly
+(`HYBRID_POLICY ADHOC_BF`); a larger one searches the graph. The partition's size comes
+from `PartitionSizes` (counted on first use, refreshed in the background).
 
 With a `RedisCapacity` (`capacity.semantic_index`), a write is one script: the hash,
 its TTL, its accounting and the LRU evictions past the caps (a deleted hash leaves the
@@ -58,6 +60,7 @@ from gateway.cache.vector_index_settings import VectorIndexSettings
 from gateway.storage.protocols import SemanticEntry, StoreUnavailable
 from gateway.storage.redis.capacity import RedisCapacity
 from gateway.storage.redis.connection import RedisConnection
+from gateway.storage.redis.partition_sizes import PartitionSizes
 from gateway.storage.redis.purge_scan import delete_scanned
 from gateway.telemetry.throttled_log import ThrottledLogger
 
@@ -167,6 +170,10 @@ class RedisVectorIndex:
         # Touches in flight (a reference each, or the loop could collect them).
         self._touches: set[asyncio.Task[None]] = set()
         self._touch_failures = ThrottledLogger(logger, interval_seconds=60.0)
+        self._exact_scan_limit = self.settings.exact_scan_limit(dimensions)
+        self._partition_sizes = PartitionSizes(
+            self.count_partition, refresh_seconds=self.settings.partition_count_refresh_seconds
+        )
 
     @classmethod
     async def open(
@@ -294,8 +301,9 @@ class RedisVectorIndex:
             return []
         blob = self._vector_bytes(vector)
         await self.ensure_index()
+        exact = await self._scans_exactly(fingerprint)
         now = self._clock()
-        command = self._knn_command(fingerprint, blob, now, top_k)
+        command = self._knn_command(fingerprint, blob, now, top_k, exact=exact)
         # On the pipelined socket, like the exact read: every hit and miss sends one.
         reply = await self._search(lambda: self._connection.call(*command))
         if reply is None:
@@ -309,23 +317,47 @@ class RedisVectorIndex:
         hits.sort(key=lambda hit: -hit[1])
         return hits
 
-    def _knn_command(self, fingerprint: str, blob: bytes, now: float, top_k: int) -> list[Any]:
+    async def _scans_exactly(self, fingerprint: str) -> bool:
+        limit = self._exact_scan_limit
+        if limit <= 0:
+            return False
+        entries = await self._partition_sizes.size(fingerprint)
+        return entries is not None and entries <= limit
+
+    async def count_partition(self, fingerprint: str) -> int:
+        """Entries tagged with this fingerprint, expired ones not yet dropped included
+        (an upper bound is what the choice of policy needs)."""
+        query = f"@fingerprint:{{{_escape_tag(fingerprint)}}}"
+        reply = await self._connection.call("FT.SEARCH", self.name, query, "LIMIT", 0, 0)
+        if isinstance(reply, dict):  # RESP3
+            total = reply.get(b"total_results")
+            return int(reply.get("total_results", 0) if total is None else total)
+        return int(reply[0])
+
+    def _knn_command(
+        self, fingerprint: str, blob: bytes, now: float, top_k: int, *, exact: bool = False
+    ) -> list[Any]:
         """FT.SEARCH arguments of the KNN query, written out rather than built with
         redisvl's VectorQuery: the query object and its result processing cost CPU on
         every hit and miss (see docs/measurements.md#redis-knn-query).
         Same query as `VectorQuery(..., filter_expression=(Tag("fingerprint") ==
-        fingerprint) & (Num("expires_at") > now))`."""
+        fingerprint) & (Num("expires_at") > now))`, with `hybrid_policy="ADHOC_BF"` when
+        `exact` (RediSearch refuses EF_RUNTIME with that policy: there is no graph walk)."""
         fields = [*_RETURN_FIELDS, _DISTANCE_FIELD]
+        search = "HYBRID_POLICY ADHOC_BF" if exact else "EF_RUNTIME $EF"
         query = (
             f"(@fingerprint:{{{_escape_tag(fingerprint)}}} @expires_at:[({now!r} +inf])"
-            f"=>[KNN {int(top_k)} @{_VECTOR_FIELD} $vector EF_RUNTIME $EF AS {_DISTANCE_FIELD}]"
+            f"=>[KNN {int(top_k)} @{_VECTOR_FIELD} $vector {search} AS {_DISTANCE_FIELD}]"
         )
+        params: list[Any] = ["vector", blob]
+        if not exact:
+            params += ["EF", self.settings.hnsw_ef_runtime]
         return [
             "FT.SEARCH", self.name, query,
             "RETURN", len(fields), *fields,
             "SORTBY", _DISTANCE_FIELD, "ASC",
             "LIMIT", 0, int(top_k),
-            "PARAMS", 4, "vector", blob, "EF", self.settings.hnsw_ef_runtime,
+            "PARAMS", len(params), *params,
             "DIALECT", 2,
         ]  # fmt: skip
 
@@ -424,9 +456,11 @@ class RedisVectorIndex:
 
     async def close(self) -> None:
         """The connection is shared and closed by its owner (`RedisBackend.close`);
-        touches still in flight are waited for (briefly: each is one bounded command)."""
+        touches and partition counts still in flight are waited for (briefly: each is one
+        bounded command)."""
         if self._touches:
             await asyncio.gather(*self._touches, return_exceptions=True)
+        await self._partition_sizes.close()
 
 
 def _text(raw: Any) -> str:

@@ -1,0 +1,100 @@
+"""How many entries each fingerprint partition of the Redis semantic index holds, as
+last counted, so that a search can ask RediSearch to scan a small partition exactly.
+
+Why: a KNN query filtered on one fingerprint is a RediSearch hybrid query. When the
+filter keeps a small share of a large graph (10,000 of 1,000,000 entries), RediSearch
+picks its BATCHES policy (walk the HNSW graph, drop what the filter rejects, ask for
+more) and finds only 0.6-0.75 of the true top 5 (README, "Semantic index at scale");
+an exact scan of the partition (`HYBRID_POLICY ADHOC_BF`) finds all of them, and for
+tens of thousands of vectors costs a few milliseconds. Which to ask for depends on the
+partition's size, which RediSearch does not say with the search.
+
+A partition is counted (one FT.SEARCH with LIMIT 0 0) the first time it is searched,
+and that search waits for the count; afterwards a count older than `refresh_seconds`
+is refreshed in the background while searches go on with the last one. Sizes move
+slowly (entries are added one miss at a time and expire over hours), so a count some
+seconds old chooses the same policy. A failed count leaves the size unknown, and the
+search runs with RediSearch's own choice: never worse than before.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable
+
+from gateway.telemetry.throttled_log import ThrottledLogger
+
+logger = logging.getLogger(__name__)
+
+# Fingerprints remembered (least recently searched dropped first): a fingerprint is a
+# tenant, model and policy, so a deployment has few; this bounds a pathological one.
+MAX_PARTITIONS_REMEMBERED = 10_000
+
+
+class PartitionSizes:
+    """Last known entry count per fingerprint, refreshed behind the searches."""
+
+    def __init__(
+        self,
+        count: Callable[[str], Awaitable[int]],
+        *,
+        refresh_seconds: float,
+        clock: Callable[[], float] = time.monotonic,
+        max_partitions: int = MAX_PARTITIONS_REMEMBERED,
+    ) -> None:
+        self._count = count
+        self._refresh_seconds = refresh_seconds
+        self._clock = clock
+        self._max_partitions = max_partitions
+        # fingerprint -> (entries, or None when the count failed; when counted or failed)
+        self._sizes: OrderedDict[str, tuple[int | None, float]] = OrderedDict()
+        self._counting: dict[str, asyncio.Task[None]] = {}
+        self._failures = ThrottledLogger(logger, interval_seconds=60.0)
+
+    async def size(self, fingerprint: str) -> int | None:
+        """The partition's last counted size; None when it could not be counted."""
+        known = self._sizes.get(fingerprint)
+        if known is None:
+            # The first search of a partition waits for its count (one round trip).
+            await asyncio.shield(self._start_count(fingerprint))
+            known = self._sizes.get(fingerprint)
+            return None if known is None else known[0]
+        self._sizes.move_to_end(fingerprint)
+        entries, counted_at = known
+        if self._clock() - counted_at >= self._refresh_seconds:
+            self._start_count(fingerprint)
+        return entries
+
+    def _start_count(self, fingerprint: str) -> asyncio.Task[None]:
+        task = self._counting.get(fingerprint)
+        if task is None:
+            task = asyncio.get_running_loop().create_task(self._recount(fingerprint))
+            self._counting[fingerprint] = task
+            task.add_done_callback(lambda _: self._counting.pop(fingerprint, None))
+        return task
+
+    async def _recount(self, fingerprint: str) -> None:
+        entries: int | None
+        try:
+            entries = await self._count(fingerprint)
+        except Exception as exc:  # a background task: never an unhandled task error
+            # Remembered as unknown, so a failing count is retried once per interval,
+            # not by every search.
+            entries = None
+            self._failures.warning(
+                "counting a semantic partition failed (%s); RediSearch chooses the search "
+                "policy until a count succeeds",
+                type(exc).__name__,
+            )
+        self._sizes[fingerprint] = (entries, self._clock())
+        self._sizes.move_to_end(fingerprint)
+        while len(self._sizes) > self._max_partitions:
+            self._sizes.popitem(last=False)
+
+    async def close(self) -> None:
+        """Wait for counts still under way (each is one bounded command)."""
+        if self._counting:
+            await asyncio.gather(*self._counting.values(), return_exceptions=True)
