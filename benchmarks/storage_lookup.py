@@ -37,9 +37,10 @@ set the index's parameters, as `storage.vector_index` does); the graph spans eve
 entry either way, as it does in the gateway, whose one index holds every fingerprint.
 A partition of at most `--exact-scan-max-entries` is scanned exactly, as the gateway
 does; rows `redis-graph` search the same index through the graph alone, side by side,
-and `partition_count_ms` is what counting a partition of that layout costs (the search
-counts one on its first use and then every `partition_count_refresh_seconds`, behind
-the searches).
+and `partition_count_ms` is what counting a partition of that layout costs (counted
+behind its first search, then when the count is old: `partition_count_refresh_seconds`,
+longer for a partition far above the limit). Before the timed queries every partition
+is searched once and its count waited for, as in a gateway that has been running.
 
 Redis is searched through a connection with the gateway's default operation timeout
 (0.25 s, `storage.redis_timeout_seconds`); a search that times out opens the fail-open
@@ -179,6 +180,8 @@ class Store:
     graph_indexes: dict[str, VectorIndex] | None = None
     # Redis: counts a partition as the search does to choose its policy.
     count_partition: Callable[[str], Awaitable[int]] | None = None
+    # Redis: waits for the partition counts that searches started in the background.
+    settle: Callable[[], Awaitable[None]] | None = None
 
 
 async def open_embedded(directory: Path, dimensions: int) -> Store:
@@ -283,6 +286,7 @@ async def open_redis(
             else None
         ),
         count_partition=searcher.semantic.count_partition,
+        settle=searcher.semantic.partition_counts_settled,
     )
 
 
@@ -418,14 +422,19 @@ class QuerySet:
 
 
 async def measure_layout(
-    index: Searchable, layout: str, queries: QuerySet
+    index: Searchable,
+    layout: str,
+    queries: QuerySet,
+    settle: Callable[[], Awaitable[None]] | None = None,
 ) -> tuple[Timings, Timings]:
     warm_targets = queries.fresh_targets[:WARMUP_QUERIES]
     await timed_searches(index, fingerprints_for(layout, warm_targets), queries.warm, None)
     # One search of every partition first, as in a running gateway: Redis counts a
-    # partition on its first search (to choose exact scan or graph), then behind them.
+    # partition behind its first search (to choose exact scan or graph), then when old.
     partitions = fingerprints_for(layout, np.arange(SPREAD_PARTITIONS, dtype=np.int64))
     await timed_searches(index, partitions, np.repeat(queries.warm[:1], len(partitions), 0), None)
+    if settle is not None:
+        await settle()
     fresh = await timed_searches(
         index, fingerprints_for(layout, queries.fresh_targets), queries.fresh, None
     )
@@ -466,7 +475,7 @@ async def measure_store(
         for layout in LAYOUTS:
             for label, indexes in variants:
                 errors_before = store.errors()
-                fresh, near = await measure_layout(indexes[layout], layout, query_set)
+                fresh, near = await measure_layout(indexes[layout], layout, query_set, store.settle)
                 row = result_row(label, layout, size, load_seconds, vectors, query_set, fresh, near)
                 row["memory_bytes_per_entry"] = round(memory_per_entry)
                 row["store_failures"] = store.errors() - errors_before

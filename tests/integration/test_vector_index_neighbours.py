@@ -139,6 +139,9 @@ async def test_a_small_partition_is_scanned_exactly_where_the_graph_misses(
         settings=VectorIndexSettings(**poor, exact_scan_max_entries=rows),
     )
     queries = rng.standard_normal((40, DIMS)).astype(np.float32)
+    # A partition is counted behind its first search; the searches after it scan.
+    await exact.search("fp", queries[0], TOP_K)
+    await exact.partition_counts_settled()
     graph_found = exact_found = 0
     for query in queries:
         truth = {f"e{row:04d}" for row in np.argsort(-(vectors @ query))[:TOP_K]}

@@ -1,5 +1,6 @@
-"""PartitionSizes: a partition is counted once on first use, recounted behind the
-searches when its count is old, and a failed count leaves it unknown for an interval."""
+"""PartitionSizes: a partition is counted in the background on first use (no search
+waits), recounted behind the searches when its count is old (later the larger it is
+against the exact-scan limit), and a failed count leaves it unknown for an interval."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import asyncio
 
 import pytest
 
-from gateway.storage.redis.partition_sizes import PartitionSizes
+from gateway.storage.redis.partition_sizes import MAX_REFRESH_SECONDS, PartitionSizes
 
 
 class Counter:
@@ -36,47 +37,62 @@ class Clock:
         return self.now
 
 
-async def _settle() -> None:
-    for _ in range(3):
-        await asyncio.sleep(0)
+def _sizes(counter: Counter, clock: Clock, **options: int) -> PartitionSizes:
+    return PartitionSizes(
+        counter,
+        refresh_seconds=30.0,
+        exact_scan_limit=options.get("limit", 10_000),
+        clock=clock,
+        max_partitions=options.get("max_partitions", 100),
+    )
 
 
-async def test_the_first_search_waits_for_the_count_and_later_ones_reuse_it() -> None:
+async def test_no_search_waits_for_a_count_and_later_ones_reuse_it() -> None:
     counter, clock = Counter(), Clock()
-    counter.sizes["fp"] = 12_000
-    sizes = PartitionSizes(counter, refresh_seconds=30.0, clock=clock)
-    assert await sizes.size("fp") == 12_000
+    counter.sizes["fp"] = 8_000
+    counter.gate = asyncio.Event()
+    sizes = _sizes(counter, clock)
+    assert sizes.size("fp") is None  # unknown: RediSearch chooses for this search
+    assert sizes.size("fp") is None  # the count under way is not started twice
+    counter.gate.set()
+    await sizes.settled()
+    assert sizes.size("fp") == 8_000
     clock.now += 29.0
-    assert await sizes.size("fp") == 12_000
+    assert sizes.size("fp") == 8_000
     assert counter.calls == ["fp"]
 
 
 async def test_an_old_count_is_served_while_it_is_recounted_behind() -> None:
     counter, clock = Counter(), Clock()
     counter.sizes["fp"] = 500
-    sizes = PartitionSizes(counter, refresh_seconds=30.0, clock=clock)
-    assert await sizes.size("fp") == 500
-    counter.sizes["fp"] = 40_000
+    sizes = _sizes(counter, clock)
+    sizes.size("fp")
+    await sizes.settled()
+    counter.sizes["fp"] = 12_000
     clock.now += 31.0
-    # The search does not wait: it gets the last count, and one recount starts.
-    assert await sizes.size("fp") == 500
-    assert await sizes.size("fp") == 500
-    await _settle()
+    assert sizes.size("fp") == 500
+    await sizes.settled()
     assert counter.calls == ["fp", "fp"]
-    assert await sizes.size("fp") == 40_000
-    await sizes.close()
+    assert sizes.size("fp") == 12_000
 
 
-async def test_concurrent_first_searches_share_one_count() -> None:
-    counter = Counter()
-    counter.sizes["fp"] = 7
-    counter.gate = asyncio.Event()
-    sizes = PartitionSizes(counter, refresh_seconds=30.0)
-    waiting = [asyncio.ensure_future(sizes.size("fp")) for _ in range(5)]
-    await _settle()
-    counter.gate.set()
-    assert await asyncio.gather(*waiting) == [7] * 5
-    assert counter.calls == ["fp"]
+async def test_a_partition_far_above_the_limit_is_recounted_less_often() -> None:
+    counter, clock = Counter(), Clock()
+    counter.sizes.update({"big": 50_000, "huge": 10_000_000})
+    sizes = _sizes(counter, clock)  # limit 10,000: "big" is 5x over it
+    sizes.size("big")
+    sizes.size("huge")
+    await sizes.settled()
+    clock.now += 149.0
+    sizes.size("big")
+    clock.now += 1.0  # 150 s = 30 s x 5
+    sizes.size("big")
+    await sizes.settled()
+    assert counter.calls.count("big") == 2
+    clock.now = 100.0 + MAX_REFRESH_SECONDS  # capped at an hour, however large
+    sizes.size("huge")
+    await sizes.settled()
+    assert counter.calls.count("huge") == 2
 
 
 async def test_a_failed_count_is_unknown_and_retried_once_per_interval(
@@ -85,29 +101,33 @@ async def test_a_failed_count_is_unknown_and_retried_once_per_interval(
     counter, clock = Counter(), Clock()
     counter.sizes["fp-secret-tenant"] = 9
     counter.fail = True
-    sizes = PartitionSizes(counter, refresh_seconds=30.0, clock=clock)
+    sizes = _sizes(counter, clock)
     with caplog.at_level("WARNING", logger="gateway.storage.redis.partition_sizes"):
-        assert await sizes.size("fp-secret-tenant") is None
-        assert await sizes.size("fp-secret-tenant") is None
+        sizes.size("fp-secret-tenant")
+        await sizes.settled()
+        assert sizes.size("fp-secret-tenant") is None
+        await sizes.settled()
     assert len(counter.calls) == 1
     assert "ConnectionError" in caplog.text
     # The fingerprint names a tenant: it is not logged.
     assert "secret" not in caplog.text
     counter.fail = False
     clock.now += 30.0
-    assert await sizes.size("fp-secret-tenant") is None  # recounting behind this search
-    await _settle()
-    assert await sizes.size("fp-secret-tenant") == 9
+    assert sizes.size("fp-secret-tenant") is None  # recounting behind this search
+    await sizes.settled()
+    assert sizes.size("fp-secret-tenant") == 9
 
 
 async def test_the_least_recently_searched_partitions_are_forgotten_past_the_bound() -> None:
-    counter = Counter()
+    counter, clock = Counter(), Clock()
     counter.sizes.update({"a": 1, "b": 2, "c": 3})
-    sizes = PartitionSizes(counter, refresh_seconds=30.0, max_partitions=2)
-    await sizes.size("a")
-    await sizes.size("b")
-    await sizes.size("a")
-    await sizes.size("c")  # "b" was searched least recently: dropped
+    sizes = _sizes(counter, clock, max_partitions=2)
+    for name in ("a", "b", "a"):
+        sizes.size(name)
+        await sizes.settled()
+    sizes.size("c")  # "b" was searched least recently: dropped
+    await sizes.settled()
     assert counter.calls == ["a", "b", "c"]
-    await sizes.size("b")
+    assert sizes.size("b") is None
+    await sizes.settled()
     assert counter.calls == ["a", "b", "c", "b"]
