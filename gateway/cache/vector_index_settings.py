@@ -24,8 +24,8 @@ DEFAULT_HNSW_EF_CONSTRUCTION = 200
 DEFAULT_HNSW_EF_RUNTIME = 200
 # The exact scan's budget when `exact_scan_max_entries` is not set, in vector values:
 # RediSearch scanned 15,000 vectors of 512 dimensions in 3.2 ms p50, 3.9-4.6 ms p99 on a
-# 2-core machine (benchmarks/storage_lookup.py; README, "Semantic index at scale"); the
-# scan's cost grows with entries x dimensions, so a wider embedder scans fewer entries.
+# 2-core machine (docs/measurements.md#exact-scan-of-small-redis-partitions); the scan's
+# cost grows with entries x dimensions, so a wider embedder scans fewer entries.
 EXACT_SCAN_BUDGET_VALUES = 15_000 * 512
 DEFAULT_PARTITION_COUNT_REFRESH_SECONDS = 30.0
 
