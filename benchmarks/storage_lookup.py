@@ -211,29 +211,21 @@ async def open_redis(
 ) -> Store:
     prefix = f"lookup-{secrets.token_hex(4)}"
     name = index_name_for(EMBEDDER, dimensions)
-    loader = await RedisBackend.open(
-        url,
-        prefix=prefix,
-        index_name=name,
-        dimensions=dimensions,
-        operation_timeout_seconds=load_timeout,
-        vector_index=hnsw,
-    )
-    searcher = await RedisBackend.open(
-        url,
-        prefix=prefix,
-        index_name=name,
-        dimensions=dimensions,
-        operation_timeout_seconds=REDIS_TIMEOUT_SECONDS,
-        vector_index=hnsw,
-    )
-    graph_only = await RedisBackend.open(
-        url,
-        prefix=prefix,
-        index_name=name,
-        dimensions=dimensions,
-        operation_timeout_seconds=REDIS_TIMEOUT_SECONDS,
-        vector_index=hnsw.model_copy(update={"exact_scan_max_entries": 0}),
+
+    async def backend(timeout_seconds: float, settings: VectorIndexSettings) -> RedisBackend:
+        return await RedisBackend.open(
+            url,
+            prefix=prefix,
+            index_name=name,
+            dimensions=dimensions,
+            operation_timeout_seconds=timeout_seconds,
+            vector_index=settings,
+        )
+
+    loader = await backend(load_timeout, hnsw)
+    searcher = await backend(REDIS_TIMEOUT_SECONDS, hnsw)
+    graph_only = await backend(
+        REDIS_TIMEOUT_SECONDS, hnsw.model_copy(update={"exact_scan_max_entries": 0})
     )
     now = time.time()
 
