@@ -408,3 +408,50 @@ def test_capacity_snapshot_lists_every_store() -> None:
     assert snapshot["stores"]["exact"]["evictions"]["capacity"] == 2
     assert snapshot["stores"]["semantic"]["entries"] is None
     assert snapshot["stores"]["sessions"]["limits"]["max_entries"] == 100_000
+
+
+async def test_hits_served_from_memory_count_for_eviction_before_they_reach_the_database(
+    tmp_path: Path,
+) -> None:
+    ledger = CapacityLedger()
+    cache = await open_exact(tmp_path, StoreLimits(max_entries=3), ledger, Clock())
+    for key in ("a", "b", "c"):
+        await cache.put(key, completion(key), ttl_seconds=60)
+    for key in ("a", "b", "c", "a"):  # the first read of each from the database
+        assert await cache.get(key) is not None
+    # "a" again: served from memory, its stamp waits on the loop; "b" is now the least
+    # recently used, and the eviction below must know it.
+    assert await cache.get("a") is not None
+    await cache.put("d", completion("d"), ttl_seconds=60)
+    held = [key for key in "abcd" if await cache.get(key) is not None]
+    assert held == ["a", "c", "d"]
+    await cache.close()
+
+
+async def test_stamps_of_hits_served_from_memory_are_written_in_time_not_every_64_keys(
+    tmp_path: Path,
+) -> None:
+    clock = Clock()
+    cache = await open_exact(tmp_path, StoreLimits(), CapacityLedger(), clock)
+    keys = [f"k{index}" for index in range(100)]
+    for key in keys:
+        await cache.put(key, completion(key), ttl_seconds=600)
+        assert await cache.get(key) is not None  # from the database, then kept in memory
+    reads_done_ms = int(clock.now * 1000)
+    for _ in range(3):
+        for key in keys:
+            assert await cache.get(key) is not None  # from memory
+    await asyncio.sleep(0.05)
+    latest = "SELECT CAST(MAX(last_used_at) * 1000 AS INTEGER) FROM exact_cache"
+    database = tmp_path / "gateway.sqlite3"
+    # 300 hits from memory over 100 keys wrote no stamp yet (a commit every 64 keys did).
+    assert rows(database, latest) <= reads_done_ms
+    served_ms = int(clock.now * 1000)
+    clock.now += 11.0  # past the longest a stamp waits
+    assert await cache.get("k0") is not None
+    for _ in range(200):
+        if rows(database, latest) >= served_ms:
+            break
+        await asyncio.sleep(0.01)
+    assert rows(database, latest) >= served_ms
+    await cache.close()
