@@ -1,15 +1,16 @@
 """Two checkouts of the gateway side by side: what a change did, free of machine drift.
 
     python benchmarks/compare_trees.py OLD_TREE NEW_TREE [--backend embedded|redis]
-        [--rounds 6] [--seconds 3] [--concurrency 16] [--output results.json]
+        [--rounds 6] [--seconds 3] [--concurrency 16] [--bodies 1] [--output results.json]
 
 OLD_TREE and NEW_TREE are checkouts of this repository (for example `git worktree add
 --detach ../old HEAD~3`). Each gets its fake upstream and its own `gateway serve`,
 started from inside that checkout so that its code runs (on Redis both share one Redis,
 each under its own key prefix). After priming, every round runs, on each gateway in
-turn (the order swapped every round): a closed-loop phase of `--seconds` of one
-repeated exact hit at `--concurrency`, with the server process's CPU read from /proc
-before and after; then 50 sequential exact hits and 50 sequential semantic hits for
+turn (the order swapped every round): a closed-loop phase of `--seconds` of exact hits
+at `--concurrency` (one repeated body, or with `--bodies N` N primed questions drawn at
+random, as `load.py`'s exact workload with N=100), with the server process's CPU read
+from /proc before and after; then 50 sequential exact hits and 50 sequential semantic hits for
 their latency. Printed per tree: the median over rounds of CPU ms per exact hit and
 req/s, and the p50 of each kind of hit; and the median of the per-round differences.
 
@@ -22,10 +23,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import random
 import statistics
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -56,6 +58,7 @@ from gateway_tools.bench.processes import (
     wait_for_servers,
 )
 from gateway_tools.bench.procstats import cpu_seconds
+from gateway_tools.bench.prompts import PromptBank
 from gateway_tools.bench.report import say
 
 OLD, NEW = "old", "new"
@@ -92,9 +95,12 @@ def summarise(old: TreeRounds, new: TreeRounds) -> dict[str, Any]:
 
 
 async def _measure(
-    servers: dict[str, Server], rounds: int, seconds: float, concurrency: int
+    servers: dict[str, Server], rounds: int, seconds: float, concurrency: int, bodies: int
 ) -> dict[str, Any]:
     exact = APIS[CHAT].body(EXACT_PROMPT)
+    # The phase's bodies: the one exact prompt, or `bodies` primed questions drawn at
+    # random (the same draw for both trees: one seeded generator per tree).
+    hot = [exact] if bodies == 1 else list(PromptBank.build(7, bodies, 0).hot)
     semantic_prime, semantic = (
         APIS[CHAT].body(SEMANTIC_PRIME_PROMPT),
         APIS[CHAT].body(SEMANTIC_PROMPT),
@@ -107,12 +113,18 @@ async def _measure(
         await prime(endpoint, exact, exact, EXACT)
         await prime(endpoint, semantic_prime, semantic, SEMANTIC)
         await repeated_hits(endpoint, exact, EXACT, 200)  # the shortcut takes over
+        for body in hot if bodies > 1 else []:
+            await prime(endpoint, body, body, EXACT)
+            await repeated_hits(endpoint, body, EXACT, 2)
+    draws = {name: random.Random(11) for name in endpoints}
     trees = {OLD: TreeRounds(), NEW: TreeRounds()}
     for index in range(rounds):
         for name in (OLD, NEW) if index % 2 == 0 else (NEW, OLD):
             endpoint, pid = endpoints[name], servers[name].process.pid
             before = cpu_seconds(pid)
-            phase = await throughput(endpoint, concurrency, lambda _: exact, EXACT, 10**9, seconds)
+            phase = await throughput(
+                endpoint, concurrency, _drawn(hot, draws[name]), EXACT, 10**9, seconds
+            )
             used = cpu_seconds(pid) - before
             answered = len(phase.series.latencies_ms)
             hits = await repeated_hits(endpoint, exact, EXACT, LATENCY_REQUESTS)
@@ -129,6 +141,11 @@ async def _measure(
             tree.exact_ms += hits.latencies_ms
             tree.semantic_ms += paraphrases.latencies_ms
     return summarise(trees[OLD], trees[NEW])
+
+
+def _drawn(bodies: list[bytes], draw: random.Random) -> Callable[[int], bytes]:
+    """A body drawn at random for each request."""
+    return lambda _: bodies[draw.randrange(len(bodies))]
 
 
 def _start(tree: Path, workdir: Path, backend: str, redis_url: str | None) -> list[Server]:
@@ -153,7 +170,9 @@ def _run(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
         for index in range(0, len(started), 2):
             asyncio.run(wait_for_servers(started[index], started[index + 1], GATEWAY_START_SECONDS))
         servers = {OLD: started[1], NEW: started[3]}
-        return asyncio.run(_measure(servers, args.rounds, args.seconds, args.concurrency))
+        return asyncio.run(
+            _measure(servers, args.rounds, args.seconds, args.concurrency, args.bodies)
+        )
     finally:
         for server in reversed(started):
             stop(server.process)
@@ -169,10 +188,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=6)
     parser.add_argument("--seconds", type=float, default=3.0, help="per throughput phase")
     parser.add_argument("--concurrency", type=int, default=16)
+    parser.add_argument(
+        "--bodies", type=int, default=1, help="exact-hit bodies drawn at random (load.py: 100)"
+    )
     parser.add_argument("--output", help="also write the results as JSON to this path")
     args = parser.parse_args(argv)
-    if args.rounds < 2 or args.seconds <= 0 or args.concurrency < 1:
-        parser.error("--rounds must be at least 2, --seconds positive, --concurrency >= 1")
+    if args.rounds < 2 or args.seconds <= 0 or args.concurrency < 1 or args.bodies < 1:
+        parser.error(
+            "--rounds must be at least 2, --seconds positive, --concurrency and --bodies >= 1"
+        )
     for tree in (args.old_tree, args.new_tree):
         if not (Path(tree) / "gateway" / "__init__.py").is_file():
             parser.error(f"{tree} is not a checkout of the gateway")
@@ -183,7 +207,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"compare_trees: {exc}", file=sys.stderr)
             return 1
     result["backend"], result["concurrency"] = args.backend, args.concurrency
-    print(f"\n{args.backend}, c={args.concurrency}, {args.rounds} rounds")
+    result["bodies"] = args.bodies
+    print(f"\n{args.backend}, c={args.concurrency}, {args.bodies} bodies, {args.rounds} rounds")
     print("tree  CPU ms/exact hit  exact hits/s  exact p50 ms  semantic p50 ms")
     for name in (OLD, NEW):
         row = result[name]
