@@ -79,15 +79,14 @@ class PartitionSizes:
         if entries is None:
             return self._refresh_seconds
         scale = max(1.0, entries / self._exact_scan_limit)
-        return min(MAX_REFRESH_SECONDS, max(self._refresh_seconds, self._refresh_seconds * scale))
+        return min(MAX_REFRESH_SECONDS, self._refresh_seconds * scale)
 
-    def _start_count(self, fingerprint: str) -> asyncio.Task[None]:
-        task = self._counting.get(fingerprint)
-        if task is None:
-            task = asyncio.get_running_loop().create_task(self._recount(fingerprint))
-            self._counting[fingerprint] = task
-            task.add_done_callback(lambda _: self._counting.pop(fingerprint, None))
-        return task
+    def _start_count(self, fingerprint: str) -> None:
+        if fingerprint in self._counting:
+            return
+        task = asyncio.get_running_loop().create_task(self._recount(fingerprint))
+        self._counting[fingerprint] = task
+        task.add_done_callback(lambda _: self._counting.pop(fingerprint, None))
 
     async def settled(self) -> None:
         """Wait for the counts under way (tests, benchmarks)."""

@@ -61,6 +61,14 @@ async def open_exact(tmp_path: Path, limits: StoreLimits, ledger: CapacityLedger
     return SQLiteExactCache(database, clock=clock, limits=limits, ledger=ledger)
 
 
+async def full_cache_of_three(tmp_path: Path, ledger: CapacityLedger) -> SQLiteExactCache:
+    """An exact cache capped at 3 entries, holding "a", "b" and "c" (written in that order)."""
+    cache = await open_exact(tmp_path, StoreLimits(max_entries=3), ledger, Clock())
+    for key in ("a", "b", "c"):
+        await cache.put(key, completion(key), ttl_seconds=60)
+    return cache
+
+
 def rows(path: Path, sql: str) -> int:
     with sqlite3.connect(path) as connection:
         return int(connection.execute(sql).fetchone()[0])
@@ -73,9 +81,7 @@ async def test_exact_cache_keeps_at_most_max_entries_and_evicts_least_recently_u
     tmp_path: Path,
 ) -> None:
     ledger = CapacityLedger()
-    cache = await open_exact(tmp_path, StoreLimits(max_entries=3), ledger, Clock())
-    for key in ("a", "b", "c"):
-        await cache.put(key, completion(key), ttl_seconds=60)
+    cache = await full_cache_of_three(tmp_path, ledger)
     assert await cache.get("a") is not None  # "a" is now the most recently used
     await cache.put("d", completion("d"), ttl_seconds=60)
     await cache.put("e", completion("e"), ttl_seconds=60)
@@ -413,10 +419,7 @@ def test_capacity_snapshot_lists_every_store() -> None:
 async def test_hits_served_from_memory_count_for_eviction_before_they_reach_the_database(
     tmp_path: Path,
 ) -> None:
-    ledger = CapacityLedger()
-    cache = await open_exact(tmp_path, StoreLimits(max_entries=3), ledger, Clock())
-    for key in ("a", "b", "c"):
-        await cache.put(key, completion(key), ttl_seconds=60)
+    cache = await full_cache_of_three(tmp_path, CapacityLedger())
     for key in ("a", "b", "c", "a"):  # the first read of each from the database
         assert await cache.get(key) is not None
     # "a" again: served from memory, its stamp waits on the loop; "b" is now the least
