@@ -52,6 +52,9 @@ REDIS_START_SECONDS = 20.0
 GATEWAY_START_SECONDS = 90.0
 # After a priming miss, how long its (background) cache store may take to become visible.
 PRIME_SECONDS = 10.0
+# After the last first-seen question was answered, before its paraphrases are sent: its
+# store (after the answer) lands well within this on a loaded 2-core machine.
+FIRST_SEEN_SETTLE_SECONDS = 1.0
 STOP_GRACE_SECONDS = 10.0
 LOG_TAIL_LINES = 30
 

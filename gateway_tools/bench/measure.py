@@ -6,13 +6,14 @@ import asyncio
 import contextlib
 import time
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from gateway_tools.bench.constants import (
     MISS,
     PRIME_SECONDS,
     REQUEST_TIMEOUT_SECONDS,
+    SEMANTIC,
     SEQUENTIAL_PHASE_SECONDS,
     THROUGHPUT_SECONDS,
     BenchError,
@@ -121,6 +122,38 @@ async def repeated_hits(gateway: Endpoint, body: bytes, layer: str, count: int) 
             if time.monotonic() > deadline:
                 break
             await timed_call(connection, gateway, body, layer, series)
+    finally:
+        await connection.close()
+    return series
+
+
+async def first_seen_hits(
+    gateway: Endpoint, pairs: Sequence[tuple[bytes, bytes]], settle_seconds: float
+) -> Series:
+    """Semantic hits on paraphrases the gateway has never seen: every question of
+    `pairs` is sent once (a miss, stored after its answer), then, `settle_seconds` later,
+    each paraphrase once, expected from the semantic layer. Unlike `repeated_hits` on
+    one paraphrase, which after its first request is served from the per-text memos
+    (the ask's embedding and its entity parse), each of these pays what a new wording
+    of a stored question costs: the embedding, the search and the entity comparison
+    over a fresh parse."""
+    priming, series = Series(), Series()
+    connection = await gateway.connect()
+    try:
+        for question, _ in pairs:
+            await timed_call(connection, gateway, question, MISS, priming)
+        if priming.errors or priming.wrong_layer:
+            raise BenchError(
+                "priming the first-seen paraphrases failed: "
+                f"{priming.first_error or fmt_counts(ranked_counts(priming.layers))}"
+            )
+        # The stores run after each answer is sent; the last ones land within this.
+        await asyncio.sleep(settle_seconds)
+        deadline = time.monotonic() + SEQUENTIAL_PHASE_SECONDS
+        for _, paraphrase in pairs:
+            if time.monotonic() > deadline:
+                break
+            await timed_call(connection, gateway, paraphrase, SEMANTIC, series)
     finally:
         await connection.close()
     return series

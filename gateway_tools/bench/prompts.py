@@ -160,6 +160,7 @@ PARAPHRASE_FRAMES = (
     "How should I {task} in {language}?",
     "How to {task} in {language}?",
 )
+_FIRST_SEEN_FRAME = PARAPHRASE_FRAMES[2]  # "How should I ...": not a fixed bench prompt
 
 
 @dataclass(frozen=True, slots=True)
@@ -221,6 +222,27 @@ class PromptBank:
         fresh = tuple(misses.body() for _ in range(fresh_count))
         split = len(questions) - hot_count
         return cls(tuple(questions[:split]), tuple(questions[split:]), tuple(paraphrases), fresh)
+
+
+def first_seen_paraphrases(
+    seed: int, count: int, exclude: frozenset[str] = frozenset()
+) -> list[tuple[bytes, bytes]]:
+    """Up to `count` (question, paraphrase) bodies, one per (task, language) pair in a
+    seeded order, leaving out pairs whose question is in `exclude`. The paraphrase uses
+    the "How should I" frame, which no fixed prompt of `gateway bench` uses: measured
+    once each, none of them has been seen (parsed, embedded) by the gateway before."""
+    pairs = list(itertools.product(TASKS, LANGUAGES))
+    random.Random(seed).shuffle(pairs)
+    chosen: list[tuple[bytes, bytes]] = []
+    for task, language in pairs:
+        question = QUESTION_FRAME.format(task=task, language=language)
+        if question in exclude:
+            continue
+        paraphrase = _FIRST_SEEN_FRAME.format(task=task, language=language)
+        chosen.append((chat_body(question), chat_body(paraphrase)))
+        if len(chosen) == count:
+            break
+    return chosen
 
 
 @dataclass(slots=True)

@@ -22,6 +22,7 @@ from gateway_tools.bench.constants import (
     EMBEDDED,
     EXACT,
     EXACT_PROMPT,
+    FIRST_SEEN_SETTLE_SECONDS,
     GATEWAY_START_SECONDS,
     HIGH_CONCURRENCY,
     HOST,
@@ -42,6 +43,7 @@ from gateway_tools.bench.http_client import REQUEST_FAILURES, Endpoint, HttpConn
 from gateway_tools.bench.measure import (
     Throughput,
     check_warm_up,
+    first_seen_hits,
     interleaved_misses,
     prime,
     repeated_hits,
@@ -55,7 +57,7 @@ from gateway_tools.bench.processes import (
     storage_config,
     wait_for_servers,
 )
-from gateway_tools.bench.prompts import MissPrompts, chat_body
+from gateway_tools.bench.prompts import MissPrompts, chat_body, first_seen_paraphrases
 from gateway_tools.bench.report import say
 from gateway_tools.bench.report.apis import api_failures, build_api_section
 from gateway_tools.bench.report.bench import THROUGHPUT_KINDS, build_report, finish
@@ -142,6 +144,11 @@ async def measure(
     say(f"latency: {requests} exact hits, {requests} semantic hits")
     hit_series = await repeated_hits(gateway, hit_body, EXACT, requests)
     semantic_series = await repeated_hits(gateway, semantic_body, SEMANTIC, requests)
+    pairs = first_seen_paraphrases(
+        seed, requests, exclude=frozenset({SEMANTIC_PRIME_PROMPT, EXACT_PROMPT})
+    )
+    say(f"latency: {len(pairs)} semantic hits on paraphrases never sent before")
+    first_seen_series = await first_seen_hits(gateway, pairs, FIRST_SEEN_SETTLE_SECONDS)
 
     bodies: dict[str, Callable[[int], bytes]] = {
         EXACT: lambda _: hit_body,
@@ -156,7 +163,9 @@ async def measure(
             rates[f"{prefix}_c{concurrency}"] = await throughput(
                 gateway, concurrency, bodies[layer], layer, cap
             )
-    report = build_report(requests, direct_series, miss_series, hit_series, semantic_series, rates)
+    report = build_report(
+        requests, direct_series, miss_series, hit_series, semantic_series, rates, first_seen_series
+    )
     if apis:
         comparison = await compare_apis(
             direct, gateway_server.port, TENANT_KEY, apis, requests, prompts
