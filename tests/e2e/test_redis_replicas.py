@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import time
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -11,9 +12,16 @@ import httpx
 import pytest
 import yaml
 
+from gateway.memory.inject import is_memory_block
 from gateway.testing.redis_server import RedisServer
 from tests.e2e.helpers import GatewayProcess, client_for, unique_prompt, upstream_calls
-from tests.helpers import TENANT_KEYS, FakeUpstream, GatewayFactory, gateway_config_dict
+from tests.helpers import (
+    ADMIN_KEY,
+    TENANT_KEYS,
+    FakeUpstream,
+    GatewayFactory,
+    gateway_config_dict,
+)
 
 STARTUP_SECONDS = 120
 
@@ -31,13 +39,16 @@ def _chat(url: str, text: str, tenant: str = "acme") -> httpx.Response:
 def two_replicas(
     upstream: FakeUpstream, redis_server: RedisServer, tmp_path: Path
 ) -> Iterator[list[str]]:
-    """Two `gateway serve` processes on one Redis, as a load balancer would see them."""
+    """Two `gateway serve` processes on one Redis, as a load balancer would see them.
+    They may answer knowledge versions from memory for 30 s, so a change that reaches
+    the other replica within a test's few seconds came by the versions' messages."""
     raw = gateway_config_dict(upstream.url, tmp_path / "data")
     raw["storage"] = {
         "backend": "redis",
         "redis_url": redis_server.url,
         "redis_prefix": f"replicas{os.getpid()}{int(time.time())}",
         "path": str(tmp_path / "data"),
+        "redis_knowledge_version_memory_seconds": 30,
     }
     raw["server"] = {"log_level": "warning"}
     config_path = tmp_path / "gateway.yaml"
@@ -74,6 +85,46 @@ def test_an_answer_stored_by_one_replica_is_served_by_the_other(
     assert semantic.headers["x-gateway-cache"] == "semantic"
     other_tenant = _chat(second, "How do I merge two dictionaries in Python?", tenant="globex")
     assert other_tenant.headers["x-gateway-cache"] == "miss"
+
+
+def _knowledge_block(url: str, upstream: FakeUpstream, question: str) -> str | None:
+    """Asks `question` (no user: the tenant's knowledge alone may be injected) and
+    returns the memory block the upstream received with it, if any."""
+    answered = _chat(url, question)
+    assert answered.status_code == 200, answered.text
+    bodies = [
+        body
+        for body in upstream.log.chat_bodies
+        if any(question in str(m.get("content")) for m in body["messages"])
+    ]
+    assert bodies, f"not forwarded: {answered.headers['x-gateway-cache']}"
+    blocks = [m["content"] for m in bodies[-1]["messages"] if is_memory_block(m)]
+    return str(blocks[0]) if blocks else None
+
+
+def test_knowledge_changed_on_one_replica_is_used_by_the_other_at_once(
+    two_replicas: list[str], upstream: FakeUpstream
+) -> None:
+    first, second = two_replicas
+    topic = uuid.uuid4().hex[:6]
+    # The second replica reads the tenant's version (none yet) and remembers it.
+    for n in range(3):
+        assert _knowledge_block(second, upstream, f"Which {topic} warranty applies ({n})?") is None
+    fact = f"The {topic} warranty covers water damage for three years."
+    admin = {"authorization": f"Bearer {ADMIN_KEY}", "x-gateway-tenant": "acme"}
+    created = httpx.post(
+        f"{first}/knowledge", headers=admin, json={"content": fact, "title": "Warranty"}, timeout=30
+    )
+    assert created.status_code == 201, created.text
+
+    block = _knowledge_block(second, upstream, f"Does the {topic} warranty cover water damage?")
+    assert block is not None and fact in block
+
+    item_id = created.json()["data"][0]["id"]
+    deleted = httpx.delete(f"{first}/knowledge/{item_id}", headers=admin, timeout=30)
+    assert deleted.status_code in (200, 204), deleted.text
+    question = f"For how long does the {topic} warranty cover water damage?"
+    assert _knowledge_block(second, upstream, question) is None
 
 
 @pytest.mark.parametrize("storage_backend", ["redis"])

@@ -23,12 +23,18 @@ from typing import Any
 from gateway.cache.eviction import CapacityLedger
 from gateway.cache.limits import CapacitySettings, StoreLimits
 from gateway.cache.vector_index_settings import VectorIndexSettings
+from gateway.settings import StorageSettings
 from gateway.storage.protocols import StoreUnavailable
 from gateway.storage.redis.capacity import RedisCapacity, escape_key_part
 from gateway.storage.redis.connection import RedisConnection
 from gateway.storage.redis.exact import RedisExactCache
 from gateway.storage.redis.lock import RedisLock
 from gateway.storage.redis.vectors import RedisVectorIndex
+from gateway.storage.redis.version_watch import VersionWatch
+
+_KNOWLEDGE_VERSION_MEMORY_SECONDS: float = StorageSettings.model_fields[
+    "redis_knowledge_version_memory_seconds"
+].default
 
 logger = logging.getLogger(__name__)
 
@@ -76,6 +82,8 @@ class RedisBackend:
     exact: RedisExactCache
     semantic: RedisVectorIndex
     lock: RedisLock
+    # The knowledge versions this process may answer from memory (`version_watch.py`).
+    knowledge_versions: VersionWatch
     prefix: str = "gateway"
     # With capacity settings, the stores keep their `capacity:` caps in Redis.
     capacity: CapacitySettings | None = None
@@ -93,6 +101,7 @@ class RedisBackend:
         capacity: CapacitySettings | None = None,
         ledger: CapacityLedger | None = None,
         vector_index: VectorIndexSettings | None = None,
+        knowledge_version_memory_seconds: float = _KNOWLEDGE_VERSION_MEMORY_SECONDS,
         **connection_options: Any,
     ) -> RedisBackend:
         """`index_name` comes from `index_name_for(embedder, dimensions)`; the dimensions
@@ -130,6 +139,12 @@ class RedisBackend:
             exact=RedisExactCache(connection, prefix=prefix, capacity=exact_caps),
             semantic=semantic,
             lock=RedisLock(connection, prefix=prefix),
+            knowledge_versions=VersionWatch(
+                connection.endpoint,
+                f"{prefix}:knowledge-versions",
+                max_age_seconds=knowledge_version_memory_seconds,
+                connect_timeout_seconds=connection.connect_timeout_seconds,
+            ),
             prefix=prefix,
             capacity=capacity,
             ledger=ledger,
@@ -176,6 +191,7 @@ class RedisBackend:
         return await self.connection.ping()
 
     async def close(self) -> None:
+        await self.knowledge_versions.close()
         await self.semantic.close()
         await self.exact.close()
         await self.connection.close()

@@ -123,7 +123,12 @@ class RedisConnection:
             # slow server gets no second chance to make the request slower.
             retry=Retry(NoBackoff(), 1, supported_errors=(redis.exceptions.ConnectionError,)),
         )
-        self._pipelined = _pipelined_for(url, operation_timeout_seconds, connect_timeout_seconds)
+        # Where a socket of the gateway's own connects; None for what only redis-py speaks.
+        self.endpoint = Endpoint.from_url(url)
+        self.connect_timeout_seconds = connect_timeout_seconds
+        self._pipelined = _pipelined_for(
+            self.endpoint, operation_timeout_seconds, connect_timeout_seconds
+        )
         self._backoff_initial = backoff_initial_seconds
         self._backoff_max = backoff_max_seconds
         self._backoff = backoff_initial_seconds
@@ -314,11 +319,10 @@ class RedisConnection:
 
 
 def _pipelined_for(
-    url: str, operation_timeout_seconds: float, connect_timeout_seconds: float
+    endpoint: Endpoint | None, operation_timeout_seconds: float, connect_timeout_seconds: float
 ) -> PipelinedRedis | None:
     """The socket for the hot path's small commands (`call`, `LuaScript`); None for
     what only redis-py speaks (TLS, URL options): those commands then use redis-py."""
-    endpoint = Endpoint.from_url(url)
     if endpoint is None:
         return None
     return PipelinedRedis(

@@ -9,7 +9,9 @@ Keys (under the backend's prefix, parts escaped by `RedisBackend.key`):
 - `knowledge-doc:<tenant>:<document>`: a document's ids;
 - `knowledge-version:<tenant>`: bumped in the same transaction as every add and
   delete, so a replica's prepared index of the tenant's knowledge is rebuilt on its
-  next read after any change anywhere.
+  next read after any change anywhere. The same transaction publishes the tenant on
+  `<prefix>:knowledge-versions`, which lets each replica answer version reads from
+  memory between changes (`version_watch.py`).
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ class RedisKnowledgeStore:
     def __init__(self, backend: RedisBackend) -> None:
         self._backend = backend
         self._connection = backend.connection
+        self._versions = backend.knowledge_versions
 
     def _item_key(self, tenant: str, item_id: str) -> str:
         return self._backend.key("knowledge", tenant, item_id)
@@ -87,14 +90,17 @@ class RedisKnowledgeStore:
                         pipe.multi()  # type: ignore[no-untyped-call]
                         self._queue_remove(pipe, tenant, replaced)
                         self._queue_add(pipe, records)
-                        pipe.incr(self._version_key(tenant))
+                        self._queue_bump(pipe, tenant)
                         await pipe.execute()
                         return
                     except WatchError:
                         continue
             raise StoreUnavailable("knowledge write kept conflicting with concurrent writes")
 
-        await self._connection.run(_add)
+        try:
+            await self._connection.run(_add)
+        finally:
+            self._versions.forget(tenant)  # also after a failure: it may have landed
 
     async def _replaced(
         self, pipe: Pipeline, tenant: str, document_id: str | None
@@ -109,6 +115,11 @@ class RedisKnowledgeStore:
             if raw_record is not None:
                 found.append(KnowledgeRecord.from_storage(orjson.loads(raw_record)))
         return found
+
+    def _queue_bump(self, pipe: Pipeline, tenant: str) -> None:
+        """The version moves, and every replica hears of it, in the write's transaction."""
+        pipe.incr(self._version_key(tenant))
+        pipe.publish(self._versions.channel, tenant)
 
     def _queue_remove(
         self, pipe: Pipeline, tenant: str, records: Sequence[KnowledgeRecord]
@@ -160,10 +171,13 @@ class RedisKnowledgeStore:
         async def _delete(client: Redis) -> list[Any]:
             async with client.pipeline(transaction=True) as pipe:
                 self._queue_remove(pipe, tenant, records)
-                pipe.incr(self._version_key(tenant))
+                self._queue_bump(pipe, tenant)
                 return list(await pipe.execute())
 
-        results = await self._connection.run(_delete)
+        try:
+            results = await self._connection.run(_delete)
+        finally:
+            self._versions.forget(tenant)
         # Four results per record, the DEL first.
         return [record.id for i, record in enumerate(records) if int(results[4 * i]) > 0]
 
@@ -212,9 +226,15 @@ class RedisKnowledgeStore:
         return [record for record in records if record.visible_in(scope)]
 
     async def version(self, tenant: str) -> str:
-        key = self._version_key(tenant)
-        raw = await self._connection.call("GET", key)  # every request of a tenant with knowledge
-        return "0" if raw is None else _text(raw)
+        # Every request of a tenant with knowledge asks: from memory between changes.
+        remembered = self._versions.recall(tenant)
+        if remembered is not None:
+            return remembered
+        generation = self._versions.generation
+        raw = await self._connection.call("GET", self._version_key(tenant))
+        version = "0" if raw is None else _text(raw)
+        self._versions.remember(tenant, version, generation)
+        return version
 
     async def count(self, tenant: str) -> int:
         key = self._tenant_key(tenant)

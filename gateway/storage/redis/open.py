@@ -39,6 +39,7 @@ async def open_redis_storage(
         capacity=capacity,
         vector_index=settings.vector_index,
         ledger=ledger,
+        knowledge_version_memory_seconds=settings.redis_knowledge_version_memory_seconds,
     )
     memories = RedisMemoryStore(backend, capacity.memories)
     sessions = RedisSessionStore(backend, backend.sessions_capacity())
