@@ -3,10 +3,10 @@
 Every request of a tenant with knowledge enabled reads the tenant's knowledge version
 (`knowledge-version:<tenant>`), exact hits included: on Redis a round trip and about
 0.03 ms of the gateway's CPU per hit, 12 % of an exact hit
-(docs/measurements.md#knowledge-version-on-a-redis-hit). Every write that bumps a version also PUBLISHes
-the tenant on `<prefix>:knowledge-versions` in the same transaction, and `VersionWatch`
-keeps one socket subscribed to that channel. While it is subscribed, a version read from
-Redis is remembered and answered from memory until:
+(docs/measurements.md#knowledge-version-on-a-redis-hit). Every write that bumps a
+version also PUBLISHes the tenant on `<prefix>:knowledge-versions` in the same
+transaction, and `VersionWatch` keeps one socket subscribed to that channel. While it
+is subscribed, a version read from Redis is remembered and answered from memory until:
 
 - a message names its tenant (another replica wrote);
 - this process writes (`forget`, when the write returns: before the caller answers);
