@@ -200,3 +200,32 @@ def test_a_read_that_overlapped_a_change_is_not_remembered() -> None:
     assert watch.recall("acme") is None
     watch.remember("acme", "2", watch.generation)
     assert watch.recall("acme") == "2"
+
+
+async def test_a_user_barred_from_channels_still_writes_and_reads_fresh_versions(
+    replica: Opener, redis_server: RedisServer, prefix: str
+) -> None:
+    admin = RedisConnection(redis_server.url)
+    user = f"{prefix}-nochan"
+    await admin.run(
+        lambda client: client.acl_setuser(
+            user,
+            enabled=True,
+            passwords=["+pw"],
+            keys=["*"],
+            commands=["+@all"],
+            reset_channels=True,
+        )
+    )
+    try:
+        url = f"redis://{user}:pw@127.0.0.1:{redis_server.port}/0"
+        writer, reader = await replica(url=url), await replica(url=url)
+        before = await reader.version("acme")
+        await asyncio.sleep(0.2)  # its subscription is refused meanwhile
+        assert not _watch(reader).subscribed
+        await writer.add([_item("a")], max_items=10)  # the refused PUBLISH is not its error
+        assert await reader.version("acme") != before  # read from Redis: fresh at once
+        assert await writer.delete("acme", "a") is True
+    finally:
+        await admin.run(lambda client: client.acl_deluser(user))
+        await admin.close()

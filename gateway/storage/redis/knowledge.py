@@ -9,13 +9,14 @@ Keys (under the backend's prefix, parts escaped by `RedisBackend.key`):
 - `knowledge-doc:<tenant>:<document>`: a document's ids;
 - `knowledge-version:<tenant>`: bumped in the same transaction as every add and
   delete, so a replica's prepared index of the tenant's knowledge is rebuilt on its
-  next read after any change anywhere. The same transaction publishes the tenant on
+  next read after any change anywhere. After each write the tenant is published on
   `<prefix>:knowledge-versions`, which lets each replica answer version reads from
   memory between changes (`version_watch.py`).
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from typing import Any
 
@@ -30,6 +31,9 @@ from gateway.storage.agent_protocols import KnowledgePage
 from gateway.storage.protocols import QuotaExceeded, StoreUnavailable
 from gateway.storage.redis.backend import RedisBackend
 from gateway.storage.serialise import vector_from_bytes, vector_to_bytes
+from gateway.telemetry.throttled_log import ThrottledLogger
+
+logger = logging.getLogger(__name__)
 
 _WRITE_ATTEMPTS = 5
 
@@ -41,6 +45,7 @@ class RedisKnowledgeStore:
         self._backend = backend
         self._connection = backend.connection
         self._versions = backend.knowledge_versions
+        self._announce_failures = ThrottledLogger(logger, interval_seconds=60.0)
 
     def _item_key(self, tenant: str, item_id: str) -> str:
         return self._backend.key("knowledge", tenant, item_id)
@@ -100,7 +105,7 @@ class RedisKnowledgeStore:
         try:
             await self._connection.run(_add)
         finally:
-            self._versions.forget(tenant)  # also after a failure: it may have landed
+            await self._changed(tenant)  # also after a failure: it may have landed
 
     async def _replaced(
         self, pipe: Pipeline, tenant: str, document_id: str | None
@@ -117,9 +122,24 @@ class RedisKnowledgeStore:
         return found
 
     def _queue_bump(self, pipe: Pipeline, tenant: str) -> None:
-        """The version moves, and every replica hears of it, in the write's transaction."""
+        """The version moves in the write's transaction."""
         pipe.incr(self._version_key(tenant))
-        pipe.publish(self._versions.channel, tenant)
+
+    async def _changed(self, tenant: str) -> None:
+        """After a write (or a failed one, which may have landed): this process forgets
+        the tenant's version, and every replica is told to (`version_watch.py`) before
+        the caller answers. Not in the write's transaction: a user whose ACL forbids
+        PUBLISH must still be able to write; the others then see the change within
+        `redis_knowledge_version_memory_seconds`."""
+        self._versions.forget(tenant)
+        try:
+            await self._connection.call("PUBLISH", self._versions.channel, tenant)
+        except Exception as exc:  # StoreUnavailable, or an ACL refusal
+            self._announce_failures.warning(
+                "knowledge change not announced to other replicas (%s); they see it "
+                "within the version memory bound",
+                type(exc).__name__,
+            )
 
     def _queue_remove(
         self, pipe: Pipeline, tenant: str, records: Sequence[KnowledgeRecord]
@@ -177,7 +197,7 @@ class RedisKnowledgeStore:
         try:
             results = await self._connection.run(_delete)
         finally:
-            self._versions.forget(tenant)
+            await self._changed(tenant)
         # Four results per record, the DEL first.
         return [record.id for i, record in enumerate(records) if int(results[4 * i]) > 0]
 

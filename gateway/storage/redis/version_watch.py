@@ -4,15 +4,17 @@ Every request of a tenant with knowledge enabled reads the tenant's knowledge ve
 (`knowledge-version:<tenant>`), exact hits included: on Redis a round trip and about
 0.03 ms of the gateway's CPU per hit, 12 % of an exact hit
 (docs/measurements.md#knowledge-version-on-a-redis-hit). Every write that bumps a
-version also PUBLISHes the tenant on `<prefix>:knowledge-versions` in the same
-transaction, and `VersionWatch` keeps one socket subscribed to that channel. While it
-is subscribed, a version read from Redis is remembered and answered from memory until:
+version then PUBLISHes the tenant on `<prefix>:knowledge-versions` before its caller
+answers, and `VersionWatch` keeps one socket subscribed to that channel. While it is
+subscribed, a version read from Redis is remembered and answered from memory until:
 
 - a message names its tenant (another replica wrote);
 - this process writes (`forget`, when the write returns: before the caller answers);
 - the socket drops (everything is forgotten, reads go to Redis until it is back);
 - `max_age_seconds` pass: the bound for a writer that does not publish (a gateway of an
-  older version during a rolling upgrade) and for a link that died without a reset.
+  older version during a rolling upgrade, a user whose ACL forbids PUBLISH, a writer
+  that died between its write and the message) and for a link that died without a
+  reset.
 
 A read that was in flight when a message (or a reconnection) came in is not remembered:
 its reply may predate the write (`generation`). So a change made anywhere is seen by
