@@ -217,3 +217,27 @@ async def test_backend_bundles_the_stores(redis_server: RedisServer, prefix: str
         await backend.close()
     with pytest.raises(ValueError, match="dimensions"):
         await RedisBackend.open(redis_server.url, prefix=prefix, index_name="no-suffix")
+
+
+async def test_a_count_that_times_out_fails_alone(prefix: str) -> None:
+    # A partition count may outlast the operation timeout (a million entries, a busy
+    # server): it must not open the fail-open circuit or drop the hot path's socket.
+    server = RedisServer().start()  # its own server: this test freezes it
+    connection = RedisConnection(server.url)
+    try:
+        index = await _open(connection, prefix)
+        await index.add(_entry("a"), _vec(1, 0, 0, 0))
+        await index.add(_entry("b"), _vec(0, 1, 0, 0))
+        assert await index.count_partition("fp1") == 2
+        server.freeze()
+        started = time.perf_counter()
+        with pytest.raises(Exception):  # noqa: B017 - redis-py's timeout, whatever its class
+            await index.count_partition("fp1")
+        assert time.perf_counter() - started < 2.0
+        server.thaw()
+        assert connection.available and connection.failures_total == 0
+        assert [e.entry_id for e, _ in await index.search("fp1", _vec(1, 0, 0, 0), 1)] == ["a"]
+    finally:
+        server.thaw()
+        await connection.close()
+        server.stop()
