@@ -21,6 +21,11 @@ its reply may predate the write (`generation`). So a change made anywhere is see
 every replica as soon as Redis has delivered its message, under a millisecond on one
 network, where every read used to go to Redis.
 
+That is a window: a request that reaches another replica at the moment of a change may
+still get the old knowledge (4 of 300 changes in `gateway eval freshness --backend
+redis`, which reads right after each write). So it is opt-in: the default,
+`storage.redis_knowledge_version_memory_seconds: 0`, keeps the read on every request.
+
 No watch, and every read goes to Redis as before: with `max_age_seconds` 0, for a URL
 only redis-py speaks (TLS, query options: `Endpoint.from_url`), and while the socket is
 not subscribed.
