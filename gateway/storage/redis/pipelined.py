@@ -24,14 +24,16 @@ from __future__ import annotations
 import asyncio
 import collections
 import socket
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 from urllib.parse import unquote, urlsplit
 
 import hiredis
 import redis.exceptions
 
 Encodable = bytes | str | int | float
+ProtocolT = TypeVar("ProtocolT", bound=asyncio.Protocol)
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +69,37 @@ class Endpoint:
         )
 
 
+def auth_command(endpoint: Endpoint) -> tuple[Encodable, ...] | None:
+    """The AUTH a connection to `endpoint` sends first; None without a password."""
+    if endpoint.password is None:
+        return None
+    user = () if endpoint.username is None else (endpoint.username,)
+    return ("AUTH", *user, endpoint.password)
+
+
+async def open_socket(
+    endpoint: Endpoint, protocol: Callable[[], ProtocolT], timeout_seconds: float
+) -> ProtocolT:
+    """A connection to `endpoint` (TCP or unix socket) driven by `protocol()`; raises
+    TimeoutError or OSError when it cannot be made within `timeout_seconds`."""
+    loop = asyncio.get_running_loop()
+    async with asyncio.timeout(timeout_seconds):
+        if endpoint.socket_path is not None:
+            _, made = await loop.create_unix_connection(protocol, endpoint.socket_path)
+        else:
+            _, made = await loop.create_connection(protocol, endpoint.host, endpoint.port)
+    return made
+
+
+def keep_alive(transport: asyncio.BaseTransport) -> None:
+    """TCP keepalive on the transport's socket: a restart closes the socket (seen at
+    once); keepalive finds a peer that vanished while the socket sat idle (what
+    redis-py's health check did)."""
+    sock = transport.get_extra_info("socket")
+    if sock is not None and sock.family in (socket.AF_INET, socket.AF_INET6):
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
+
+
 def _reply_error(message: str) -> Exception:
     if message.startswith("NOSCRIPT"):
         return redis.exceptions.NoScriptError(message)
@@ -97,11 +130,7 @@ class _Socket(asyncio.Protocol):
         # uvloop's transports are not asyncio.Transport subclasses; they write alike.
         self._transport = cast(asyncio.Transport, transport)
         self.open = True
-        sock = transport.get_extra_info("socket")
-        if sock is not None and sock.family in (socket.AF_INET, socket.AF_INET6):
-            # A restart closes the socket (seen at once); keepalive finds a peer that
-            # vanished while the socket sat idle (what redis-py's health check did).
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
+        keep_alive(transport)
 
     def data_received(self, data: bytes) -> None:
         try:
@@ -209,22 +238,15 @@ class PipelinedRedis:
             return _Socket(loop, self._operation_timeout)
 
         try:
-            async with asyncio.timeout(self._connect_timeout):
-                if endpoint.socket_path is not None:
-                    _, channel = await loop.create_unix_connection(protocol, endpoint.socket_path)
-                else:
-                    host, port = endpoint.host, endpoint.port
-                    _, channel = await loop.create_connection(protocol, host, port)
+            channel = await open_socket(endpoint, protocol, self._connect_timeout)
         except TimeoutError as exc:
             raise redis.exceptions.TimeoutError("connecting to redis timed out") from exc
         except OSError as exc:
             raise redis.exceptions.ConnectionError(f"cannot connect to redis: {exc}") from exc
         handshake: list[tuple[tuple[Encodable, ...], type[Exception]]] = []
-        if endpoint.password is not None:
-            user = () if endpoint.username is None else (endpoint.username,)
-            handshake.append(
-                (("AUTH", *user, endpoint.password), redis.exceptions.AuthenticationError)
-            )
+        auth = auth_command(endpoint)
+        if auth is not None:
+            handshake.append((auth, redis.exceptions.AuthenticationError))
         if endpoint.db:
             handshake.append((("SELECT", endpoint.db), redis.exceptions.ResponseError))
         try:

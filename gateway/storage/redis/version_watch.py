@@ -36,14 +36,19 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import socket
 import time
 from collections.abc import Callable
 from typing import Any, cast
 
 import hiredis
 
-from gateway.storage.redis.pipelined import Encodable, Endpoint
+from gateway.storage.redis.pipelined import (
+    Encodable,
+    Endpoint,
+    auth_command,
+    keep_alive,
+    open_socket,
+)
 from gateway.telemetry.throttled_log import ThrottledLogger
 
 logger = logging.getLogger(__name__)
@@ -70,9 +75,7 @@ class _Subscriber(asyncio.Protocol):
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self._transport = cast(asyncio.Transport, transport)
-        sock = transport.get_extra_info("socket")
-        if sock is not None and sock.family in (socket.AF_INET, socket.AF_INET6):
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
+        keep_alive(transport)
 
     def send(self, *commands: tuple[Encodable, ...]) -> None:
         assert self._transport is not None
@@ -188,8 +191,6 @@ class VersionWatch:
             delay = min(delay * 2, _RETRY_MAX_SECONDS)
 
     async def _subscribe_once(self, endpoint: Endpoint) -> str:
-        loop = asyncio.get_running_loop()
-        subscriber: _Subscriber | None = None
 
         def on_subscribed() -> None:
             self._forget_all()
@@ -199,25 +200,14 @@ class VersionWatch:
             self.forget(tenant.decode("utf-8", "replace"))
 
         def protocol() -> _Subscriber:
-            nonlocal subscriber
-            subscriber = _Subscriber(on_subscribed, on_message)
-            return subscriber
+            return _Subscriber(on_subscribed, on_message)
 
         try:
-            async with asyncio.timeout(self._connect_timeout_seconds):
-                if endpoint.socket_path is not None:
-                    await loop.create_unix_connection(protocol, endpoint.socket_path)
-                else:
-                    await loop.create_connection(protocol, endpoint.host, endpoint.port)
+            subscriber = await open_socket(endpoint, protocol, self._connect_timeout_seconds)
         except (TimeoutError, OSError) as exc:
             return f"cannot connect: {type(exc).__name__}"
-        assert subscriber is not None
-        commands: list[tuple[Encodable, ...]] = []
-        if endpoint.password is not None:
-            user = () if endpoint.username is None else (endpoint.username,)
-            commands.append(("AUTH", *user, endpoint.password))
-        commands.append(("SUBSCRIBE", self.channel))
-        subscriber.send(*commands)
+        auth = auth_command(endpoint)
+        subscriber.send(*([] if auth is None else [auth]), ("SUBSCRIBE", self.channel))
         try:
             return await asyncio.shield(subscriber.ended)
         except asyncio.CancelledError:
