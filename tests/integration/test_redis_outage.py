@@ -100,14 +100,15 @@ async def test_outage_fails_open_fast_and_heals(prefix: str) -> None:
         started = time.perf_counter()
         with pytest.raises(StoreUnavailable):
             await exact.get("k")
-        assert time.perf_counter() - started < 1.0
+        assert time.perf_counter() - started < 5.0  # connection refused: at once; a hang never ends
         state = connection.state()
         assert state["available"] is False
         assert state["failures_total"] >= 1
         assert state["last_error"] == "ConnectionError"
 
-        # The circuit is open: everything fails at once, without touching the socket.
-        started = time.perf_counter()
+        # The circuit is open: everything fails at once, without touching the socket
+        # (a call that tried the socket would count one more failure).
+        failures_before = connection.failures_total
         for operation in (
             lambda: exact.get("k"),
             lambda: exact.put("k", ENTRY, 60),
@@ -115,9 +116,9 @@ async def test_outage_fails_open_fast_and_heals(prefix: str) -> None:
             lambda: vectors.add(_semantic_entry("a"), np.ones(4)),
             lambda: lock.acquire("l", 5),
         ):
-            with pytest.raises(StoreUnavailable):
+            with pytest.raises(StoreUnavailable, match="next attempt in"):
                 await operation()
-        assert time.perf_counter() - started < 0.1
+        assert connection.failures_total == failures_before
         assert await connection.ping() is False
 
         server.start()  # same port, empty (no persistence)
@@ -209,7 +210,7 @@ async def test_a_server_that_never_answers_times_out_fast(
         started = time.perf_counter()
         with pytest.raises(StoreUnavailable):
             await read(connection)
-        assert time.perf_counter() - started < 1.0
+        assert time.perf_counter() - started < 5.0  # the 0.25 s timeout; a hang never ends
         assert connection.state()["last_error"] == "TimeoutError"
     finally:
         await connection.close()
@@ -241,20 +242,26 @@ async def test_back_off_is_capped() -> None:
 
 async def test_saturated_pool_sheds_load_without_tripping(redis_server: RedisServer) -> None:
     connection = RedisConnection(redis_server.url, max_connections=1, connect_timeout_seconds=0.1)
+    slot_taken = asyncio.Event()
+    release = asyncio.Event()
 
-    async def slow_ping(client: Redis) -> bool:
-        await asyncio.sleep(0.4)  # holds the only slot
+    async def held_ping(client: Redis) -> bool:
+        slot_taken.set()
+        await release.wait()  # holds the only slot until the test lets go
         return bool(await client.ping())
 
     try:
-        holder = asyncio.create_task(connection.run(slow_ping))
-        await asyncio.sleep(0.05)
-        started = time.perf_counter()
+        holder = asyncio.create_task(connection.run(held_ping))
+        await slot_taken.wait()
+        # The second request gives up after its bounded wait while the slot is still
+        # held (no wall-clock bound here: a loaded machine stretches the 0.1 s wait).
         with pytest.raises(StoreUnavailable, match="busy"):
             await connection.run(lambda client: client.ping())
-        assert time.perf_counter() - started < 0.3
+        assert not holder.done()
+        release.set()
         assert await holder is True
         assert connection.state()["available"] is True  # not an outage
         assert await connection.run(lambda client: client.ping())
     finally:
+        release.set()
         await connection.close()

@@ -112,7 +112,7 @@ async def test_a_stalled_server_fails_every_waiting_command_in_time() -> None:
         results = await asyncio.gather(
             *(pipelined.execute("GET", f"k{i}") for i in range(5)), return_exceptions=True
         )
-        assert time.perf_counter() - started < 1.0
+        assert time.perf_counter() - started < 5.0  # the 0.25 s timeout; a hang never ends
         assert all(isinstance(result, redis.exceptions.TimeoutError) for result in results)
         server.thaw()
         # The stalled socket was dropped: the next command connects afresh.

@@ -233,7 +233,7 @@ async def test_a_count_that_times_out_fails_alone(prefix: str) -> None:
         started = time.perf_counter()
         with pytest.raises(Exception):  # noqa: B017 - redis-py's timeout, whatever its class
             await index.count_partition("fp1")
-        assert time.perf_counter() - started < 2.0
+        assert time.perf_counter() - started < 5.0  # the 0.25 s timeout; a hang never ends
         server.thaw()
         assert connection.available and connection.failures_total == 0
         assert [e.entry_id for e, _ in await index.search("fp1", _vec(1, 0, 0, 0), 1)] == ["a"]

@@ -50,7 +50,7 @@ async def test_waiting_is_bounded() -> None:
     started = time.monotonic()
     result = await flights.join("k", 0.1)
     assert result.shared is None and result.flight is None
-    assert time.monotonic() - started < 1.0
+    assert time.monotonic() - started < 5.0  # bounded by the 0.1 s wait; a hang never ends
 
 
 async def test_replicas_share_through_the_lock_and_the_cache() -> None:

@@ -238,7 +238,7 @@ def test_pathological_inputs_stay_fast(
     analyzer.doc(text)  # the parse is memoised and not what is measured
     started = time.perf_counter()
     comparator.slots(text)
-    assert time.perf_counter() - started < 1.0
+    assert time.perf_counter() - started < 3.0  # ~0.1 s; a quadratic rule takes far longer
 
 
 def _probes() -> list[dict[str, str]]:
