@@ -39,7 +39,9 @@ A partition of at most `--exact-scan-max-entries` is scanned exactly, as the gat
 does; rows `redis-graph` search the same index through the graph alone, side by side,
 and `partition_count_ms` is what counting a partition of that layout costs (counted
 behind its first search, then when the count is old: `partition_count_refresh_seconds`,
-longer for a partition far above the limit). Before the timed queries every partition
+longer for a partition far above the limit). `--also-ef-runtime 400,800` adds rows
+`redis-graph ef_runtime=N`: the same graph searched wider, so that one long build
+measures several search widths. Before the timed queries every partition
 is searched once and its count waited for, as in a gateway that has been running.
 
 Redis is searched through a connection with the gateway's default operation timeout
@@ -178,6 +180,9 @@ class Store:
     bulk: Callable[[Matrix, int, int], Awaitable[None]] | None = None
     # Redis: the same index searched through the graph alone, for a side-by-side row.
     graph_indexes: dict[str, VectorIndex] | None = None
+    # Redis: the graph searched with other `hnsw_ef_runtime` values (--also-ef-runtime),
+    # by label: one build, several search widths side by side.
+    wider_graph_indexes: dict[str, dict[str, VectorIndex]] = field(default_factory=dict)
     # Redis: counts a partition as the search does to choose its policy.
     count_partition: Callable[[str], Awaitable[int]] | None = None
     # Redis: waits for the partition counts that searches started in the background.
@@ -207,7 +212,11 @@ async def open_embedded(directory: Path, dimensions: int) -> Store:
 
 
 async def open_redis(
-    url: str, dimensions: int, load_timeout: float, hnsw: VectorIndexSettings
+    url: str,
+    dimensions: int,
+    load_timeout: float,
+    hnsw: VectorIndexSettings,
+    also_ef_runtime: Sequence[int] = (),
 ) -> Store:
     prefix = f"lookup-{secrets.token_hex(4)}"
     name = index_name_for(EMBEDDER, dimensions)
@@ -227,6 +236,13 @@ async def open_redis(
     graph_only = await backend(
         REDIS_TIMEOUT_SECONDS, hnsw.model_copy(update={"exact_scan_max_entries": 0})
     )
+    wider = {
+        f"{REDIS_GRAPH} ef_runtime={ef}": await backend(
+            REDIS_TIMEOUT_SECONDS,
+            hnsw.model_copy(update={"exact_scan_max_entries": 0, "hnsw_ef_runtime": ef}),
+        )
+        for ef in also_ef_runtime
+    }
     now = time.time()
 
     async def add(row: int, vectors: Matrix) -> None:
@@ -260,6 +276,8 @@ async def open_redis(
         return int(info["used_memory"])
 
     async def close() -> None:
+        for extra in wider.values():
+            await extra.close()
         await graph_only.close()
         await searcher.close()
         await loader.close()
@@ -270,7 +288,9 @@ async def open_redis(
         {ONE: searcher.semantic, SPREAD: searcher.semantic},
         close,
         used_memory,
-        errors=lambda: searcher.connection.failures_total + graph_only.connection.failures_total,
+        errors=lambda: sum(
+            b.connection.failures_total for b in (searcher, graph_only, *wider.values())
+        ),
         bulk=bulk,
         graph_indexes=(
             {ONE: graph_only.semantic, SPREAD: graph_only.semantic}
@@ -279,6 +299,9 @@ async def open_redis(
         ),
         count_partition=searcher.semantic.count_partition,
         settle=searcher.semantic.partition_counts_settled,
+        wider_graph_indexes={
+            label: {ONE: extra.semantic, SPREAD: extra.semantic} for label, extra in wider.items()
+        },
     )
 
 
@@ -464,6 +487,7 @@ async def measure_store(
         variants = [(store.backend, store.indexes)]
         if store.graph_indexes is not None:
             variants.append((REDIS_GRAPH, store.graph_indexes))
+        variants += list(store.wider_graph_indexes.items())
         for layout in LAYOUTS:
             for label, indexes in variants:
                 errors_before = store.errors()
@@ -588,6 +612,7 @@ async def run(
     redis_url: str | None,
     kind: str,
     hnsw: VectorIndexSettings,
+    also_ef_runtime: Sequence[int] = (),
 ) -> list[dict[str, Any]]:
     _say(f"{sizes[-1]} {kind} unit vectors of {dimensions} dimensions (seed {seed})")
     source = VectorSource(kind, sizes[-1], dimensions, seed)
@@ -599,7 +624,7 @@ async def run(
             loaded_sizes = [size for size in sizes if size <= EMBEDDED_LIMIT]
         else:
             assert redis_url is not None
-            store = await open_redis(redis_url, dimensions, load_timeout, hnsw)
+            store = await open_redis(redis_url, dimensions, load_timeout, hnsw, also_ef_runtime)
             loaded_sizes = list(sizes)
         try:
             results += await measure_store(
@@ -682,6 +707,16 @@ def _sizes(text: str) -> list[int]:
     return sizes
 
 
+def _ef_values(text: str) -> list[int]:
+    try:
+        values = [int(part) for part in text.split(",") if part.strip()]
+        for value in values:
+            VectorIndexSettings(hnsw_ef_runtime=value)  # its range, its message
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"not hnsw_ef_runtime values: {text!r} ({exc})") from None
+    return values
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument(
@@ -708,6 +743,13 @@ def main() -> int:
     parser.add_argument("--hnsw-m", type=int, default=defaults.hnsw_m)
     parser.add_argument("--ef-construction", type=int, default=defaults.hnsw_ef_construction)
     parser.add_argument("--ef-runtime", type=int, default=defaults.hnsw_ef_runtime)
+    parser.add_argument(
+        "--also-ef-runtime",
+        type=_ef_values,
+        default=[],
+        help="Redis: also search the graph alone with these hnsw_ef_runtime values, "
+        "comma-separated (rows 'redis-graph ef_runtime=N'): one build, several widths",
+    )
     parser.add_argument(
         "--exact-scan-max-entries",
         type=int,
@@ -750,6 +792,7 @@ def main() -> int:
                     redis.url if redis is not None else None,
                     args.vectors,
                     hnsw,
+                    args.also_ef_runtime,
                 )
             )
         except RedisServerUnavailable as exc:
