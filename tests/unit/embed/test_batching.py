@@ -66,7 +66,7 @@ async def test_concurrent_requests_share_passes_and_get_their_own_rows(
 async def test_requests_arriving_during_a_pass_share_the_next(
     executor: ThreadPoolExecutor,
 ) -> None:
-    encoder = SlowEncoder(seconds=0.05)
+    encoder = SlowEncoder(seconds=0.3)
     batcher = EmbeddingBatcher(encoder, executor)
     first = asyncio.ensure_future(batcher.embed(["first"]))
     await asyncio.sleep(0.01)  # its pass is running
@@ -99,7 +99,7 @@ async def test_a_failing_pass_fails_its_callers_only(executor: ThreadPoolExecuto
 async def test_a_caller_that_gives_up_does_not_disturb_the_others(
     executor: ThreadPoolExecutor,
 ) -> None:
-    encoder = SlowEncoder(seconds=0.05)
+    encoder = SlowEncoder(seconds=0.3)
     batcher = EmbeddingBatcher(encoder, executor)
     busy = asyncio.ensure_future(batcher.embed(["first"]))
     await asyncio.sleep(0.01)
