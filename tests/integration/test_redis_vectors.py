@@ -8,8 +8,9 @@ import time
 import numpy as np
 import pytest
 
+from gateway.cache.vector_index_settings import VectorIndexSettings
 from gateway.storage.index_name import index_name_for
-from gateway.storage.protocols import SemanticEntry
+from gateway.storage.protocols import SemanticEntry, StoreUnavailable
 from gateway.storage.redis.backend import RedisBackend
 from gateway.storage.redis.connection import RedisConnection
 from gateway.storage.redis.vectors import RedisVectorIndex
@@ -226,6 +227,7 @@ async def test_a_count_that_times_out_fails_alone(prefix: str) -> None:
     connection = RedisConnection(server.url)
     try:
         index = await _open(connection, prefix)
+        index.count_timeout_ms = 60_000  # the client's 0.25 s timeout is what fails here
         await index.add(_entry("a"), _vec(1, 0, 0, 0))
         await index.add(_entry("b"), _vec(0, 1, 0, 0))
         assert await index.count_partition("fp1") == 2
@@ -237,6 +239,66 @@ async def test_a_count_that_times_out_fails_alone(prefix: str) -> None:
         server.thaw()
         assert connection.available and connection.failures_total == 0
         assert [e.entry_id for e, _ in await index.search("fp1", _vec(1, 0, 0, 0), 1)] == ["a"]
+    finally:
+        server.thaw()
+        await connection.close()
+        server.stop()
+
+
+async def _tag_only_rows(connection: RedisConnection, index: RedisVectorIndex, rows: int) -> None:
+    """Hashes that the index counts by their fingerprint tag (no vector: quick to
+    load, and the count reads only the tag)."""
+    client = connection.client
+    for first in range(0, rows, 5_000):
+        async with client.pipeline(transaction=False) as pipe:
+            for row in range(first, min(first + 5_000, rows)):
+                pipe.hset(index.key_for(f"big{row}"), mapping={"fingerprint": "big"})
+            await pipe.execute()
+
+
+async def test_a_partition_too_large_to_count_in_time_is_counted_above_the_limit(
+    connection: RedisConnection, prefix: str
+) -> None:
+    # Counting holds Redis's main thread; RediSearch stops it at the count's TIMEOUT
+    # and answers what it had counted. 200,000 entries take Redis ~6-18 ms to count
+    # here: with 1 ms the answer is partial, and still above the exact-scan limit.
+    index = await RedisVectorIndex.open(
+        connection,
+        index_name_for("count-model", DIMS),
+        DIMS,
+        prefix=prefix,
+        settings=VectorIndexSettings(exact_scan_max_entries=100),
+    )
+    await _tag_only_rows(connection, index, 200_000)
+    index.count_timeout_ms = 1
+    counted = await index.count_partition("big")
+    assert 100 < counted < 200_000
+    index.count_timeout_ms = 60_000
+    assert await index.count_partition("big") == 200_000
+    # The search chooses the graph for it, as it would with the full count.
+    await index.search("big", _vec(1, 0, 0, 0), 1)
+    await index.partition_counts_settled()
+    assert index._scans_exactly("big") is False
+
+
+async def test_a_slow_count_within_the_limit_is_not_trusted(prefix: str) -> None:
+    # A count that took its whole timeout may have been cut short; within the limit
+    # that could make a large partition look small (an exact scan of all of it), so it
+    # fails instead and RediSearch keeps choosing until a count comes back in time.
+    server = RedisServer().start()  # its own server: this test freezes it
+    connection = RedisConnection(server.url, operation_timeout_seconds=30.0)
+    try:
+        index = await _open(connection, prefix)
+        await index.add(_entry("a"), _vec(1, 0, 0, 0))
+        index.count_timeout_ms = 50
+        server.freeze()
+        count = asyncio.ensure_future(index.count_partition("fp1"))
+        await asyncio.sleep(0.1)
+        server.thaw()
+        with pytest.raises(StoreUnavailable, match="may be partial"):
+            await count
+        index.count_timeout_ms = 60_000
+        assert await index.count_partition("fp1") == 1
     finally:
         server.thaw()
         await connection.close()

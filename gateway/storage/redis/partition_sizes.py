@@ -15,7 +15,11 @@ RediSearch's own choice (as before this existed); afterwards with the last count
 recounted behind the searches once it is `refresh_seconds` old. Counting walks the
 partition's entries in Redis (37 ms for a million here, 1.4-2.8 ms for 10,000), so a
 partition far above the exact-scan limit, which no recount will bring under it soon, is
-recounted less often: `refresh_seconds` x (entries / limit), at most an hour. Sizes move
+recounted less often: `refresh_seconds` x (entries / limit), at most an hour. A count
+holds Redis's main thread, so Redis stops it after `COUNT_TIMEOUT_MS` (50 ms) and a
+partition too large to count by then gets a lower bound (`RedisVectorIndex.
+count_partition`): a million entries took 40 ms to count in one run and over the 0.25 s
+operation timeout in others, stalling every command behind it. Sizes move
 slowly (entries are added one miss at a time and expire over hours), so a count some
 seconds old chooses the same policy. A failed count leaves the size unknown for an
 interval: RediSearch chooses, never worse than before.

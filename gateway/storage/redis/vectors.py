@@ -131,6 +131,12 @@ def _is_missing_index(exc: BaseException) -> bool:
     return any(wording in text for wording in _MISSING_INDEX)
 
 
+# The longest Redis may spend counting one partition's entries, in milliseconds: the
+# count holds Redis's main thread (every request's commands wait behind it) and runs
+# behind the searches, at most once per partition and refresh interval.
+COUNT_TIMEOUT_MS = 50
+
+
 class RedisVectorIndex:
     """`VectorIndex` in Redis. Build it with `open()`; it shares (never closes) the
     connection."""
@@ -171,6 +177,8 @@ class RedisVectorIndex:
         self._touches: set[asyncio.Task[None]] = set()
         self._touch_failures = ThrottledLogger(logger, interval_seconds=60.0)
         self._exact_scan_limit = self.settings.exact_scan_limit(dimensions)
+        # How long Redis may spend counting one partition (see count_partition).
+        self.count_timeout_ms = COUNT_TIMEOUT_MS
         self._partition_sizes = PartitionSizes(
             self.count_partition,
             refresh_seconds=self.settings.partition_count_refresh_seconds,
@@ -332,24 +340,40 @@ class RedisVectorIndex:
 
     async def count_partition(self, fingerprint: str) -> int:
         """Entries tagged with this fingerprint, expired ones not yet dropped included
-        (an upper bound is what the choice of policy needs).
+        (an upper bound is what the choice of policy needs); for a partition too large
+        to count within `count_timeout_ms`, a lower bound above the exact-scan limit
+        (a count that took that long but stayed within the limit is an error).
 
-        Sent on redis-py, around the circuit and the hot path's socket: counting a
-        partition of a million entries took Redis 40 ms in one run and over the 0.25 s
-        operation timeout in another (right after a bulk load). On the pipelined socket
-        that timeout failed every command waiting behind it and opened the fail-open
-        circuit for all requests; here it fails the count alone (the size stays
-        unknown and RediSearch chooses the policy, `partition_sizes.py`)."""
+        Counting walks the partition on Redis's main thread, where every other command
+        of every replica waits behind it: a million entries took 40 ms in one run and
+        over 250 ms in others (right after a bulk load). RediSearch stops a query at
+        its TIMEOUT and, by default (`ON_TIMEOUT return`), answers with what it counted
+        so far, without saying so; a count that took that long is taken as cut short.
+        A partition that size is far above any exact-scan limit (15,000 entries count
+        in a few ms), so a lower bound above the limit chooses as the full count would.
+
+        Sent on redis-py, around the circuit and the hot path's socket: a count that
+        fails (a Redis configured `ON_TIMEOUT fail`, a stalled server) fails alone and
+        never opens the circuit for the requests (the size stays unknown and RediSearch
+        chooses the policy, `partition_sizes.py`)."""
         if not self._connection.available:
             raise StoreUnavailable("redis is unavailable; partition not counted")
         query = f"@fingerprint:{{{_escape_tag(fingerprint)}}}"
+        started = time.perf_counter()
         reply = await self._connection.client.execute_command(  # type: ignore[no-untyped-call]
-            "FT.SEARCH", self.name, query, "LIMIT", 0, 0
+            "FT.SEARCH", self.name, query, "LIMIT", 0, 0, "TIMEOUT", self.count_timeout_ms
         )
+        elapsed_ms = (time.perf_counter() - started) * 1000
         if isinstance(reply, dict):  # RESP3
             total = reply.get(b"total_results")
-            return int(reply.get("total_results", 0) if total is None else total)
-        return int(reply[0])
+            entries = int(reply.get("total_results", 0) if total is None else total)
+        else:
+            entries = int(reply[0])
+        if elapsed_ms >= self.count_timeout_ms and entries <= self._exact_scan_limit:
+            # Perhaps cut short before the limit (a stalled server or client): not a size
+            # to scan by. Above the limit, a partial count chooses as the full one would.
+            raise StoreUnavailable(f"counting took {elapsed_ms:.0f} ms; the count may be partial")
+        return entries
 
     def _knn_command(
         self, fingerprint: str, blob: bytes, now: float, top_k: int, *, exact: bool = False
