@@ -124,7 +124,7 @@ class _NamedEmbedder:
     async def embed(self, texts: list[str]) -> Any:
         raise NotImplementedError
 
-    def calibrate(self, cosine: float) -> float:
+    def calibrate(self, cosine: float, language: str | None = None) -> float:
         return cosine
 
     async def warm_up(self) -> None:
@@ -136,6 +136,9 @@ class _NoSessions:
         return []
 
     async def save(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+    async def forget(self, tenant: str, user: str, memory_ids: Sequence[str]) -> None:
         return None
 
     async def close(self) -> None:
