@@ -133,7 +133,8 @@ def _is_missing_index(exc: BaseException) -> bool:
 
 # The longest Redis may spend counting one partition's entries, in milliseconds: the
 # count holds Redis's main thread (every request's commands wait behind it) and runs
-# behind the searches, at most once per partition and refresh interval.
+# behind the searches, at most once per partition and refresh interval
+# (docs/measurements.md#partition-counts-stopped-by-redis).
 COUNT_TIMEOUT_MS = 50
 
 
