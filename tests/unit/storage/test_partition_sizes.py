@@ -131,3 +131,24 @@ async def test_the_least_recently_searched_partitions_are_forgotten_past_the_bou
     assert sizes.size("b") is None
     await sizes.settled()
     assert counter.calls == ["a", "b", "c", "b"]
+
+
+async def test_partitions_are_counted_one_at_a_time() -> None:
+    # Each count holds Redis's main thread and is judged by its own duration: counts
+    # started together (the first search of many partitions) must not queue in Redis.
+    in_flight, most = 0, 0
+
+    async def count(fingerprint: str) -> int:
+        nonlocal in_flight, most
+        in_flight += 1
+        most = max(most, in_flight)
+        await asyncio.sleep(0.001)
+        in_flight -= 1
+        return 5
+
+    sizes = PartitionSizes(count, refresh_seconds=30.0, exact_scan_limit=10_000)
+    for partition in range(20):
+        assert sizes.size(f"fp{partition}") is None
+    await sizes.settled()
+    assert most == 1
+    assert all(sizes.size(f"fp{partition}") == 5 for partition in range(20))
