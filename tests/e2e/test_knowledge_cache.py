@@ -150,9 +150,7 @@ def test_concurrent_identical_requests_with_the_same_knowledge_share_one_call(
     plan = _plan()
     fact = f"The {plan} plan includes a dedicated onboarding call."
     _knowledge(gateway, "POST", json={"items": [{"content": fact}]})
-    # The leader's call lasts 2 s so that all four are under way together even on a
-    # loaded machine (with 0.5 s, one full-suite run made a second upstream call).
-    question = f"Does the {plan} plan include an onboarding call? [[sleep:2]]"
+    question = f"Does the {plan} plan include an onboarding call? [[sleep:0.5]]"
     with ThreadPoolExecutor(max_workers=4) as pool:
         results = list(pool.map(lambda _: _ask(gateway, question), range(4)))
     assert len({answer for _, _, answer in results}) == 1
