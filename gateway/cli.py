@@ -1,5 +1,5 @@
-"""Command line: `gateway serve`, `bench`, `eval`, `policy check`, `cache import` and
-`memory cleanup`."""
+"""Command line: `gateway serve`, `bench`, `eval`, `calibrate`, `policy check`, `cache
+import` and `memory cleanup`."""
 
 from __future__ import annotations
 
@@ -148,8 +148,20 @@ def _eval(args: argparse.Namespace) -> int:
 
         return run_freshness_eval(changes=300 if args.limit is None else args.limit)
 
+    return _eval_labelled(args)
+
+
+def _eval_labelled(args: argparse.Namespace) -> int:
+    """`gateway eval pairs | classifier | probes`."""
+    from pathlib import Path
+
     from gateway_tools.evaluation.run import DEFAULT_SETS, run_eval
 
+    try:
+        reviewer_errors = _reviewer_errors(args.reviewer_errors)
+    except ValueError as exc:
+        print(f"gateway eval: {exc}", file=sys.stderr)
+        return 2
     return run_eval(
         args.what,
         Path(args.data) if args.data else None,
@@ -161,7 +173,24 @@ def _eval(args: argparse.Namespace) -> int:
         reviewer_weights=Path(args.reviewer_weights) if args.reviewer_weights else None,
         ablation=args.ablation,
         target_precision=args.target_precision,
+        reviewer_errors=reviewer_errors,
     )
+
+
+def _reviewer_errors(text: str | None) -> tuple[float, float] | None:
+    """`--reviewer-errors ACCEPT_DUP,ACCEPT_NONDUP`, e.g. "0.90,0.05"."""
+    if text is None:
+        return None
+    parts = text.split(",")
+    try:
+        accept_dup, accept_nondup = (float(part) for part in parts)
+    except ValueError:
+        raise ValueError(
+            f"--reviewer-errors takes ACCEPT_DUP,ACCEPT_NONDUP (e.g. 0.90,0.05), not {text!r}"
+        ) from None
+    if not (0.0 <= accept_dup <= 1.0 and 0.0 <= accept_nondup <= 1.0):
+        raise ValueError("--reviewer-errors: both rates must be in [0, 1]")
+    return accept_dup, accept_nondup
 
 
 def _eval_knowledge_reuse(args: argparse.Namespace) -> int:
@@ -209,6 +238,29 @@ def _eval_adaptive(args: argparse.Namespace) -> int:
         cache_dir=Path(args.signals_cache) if args.signals_cache else None,
         probe_dir=Path(args.probe_dir),
     )
+
+
+def _calibrate(args: argparse.Namespace) -> int:
+    """`gateway calibrate`: fits the configured embedder (or `--embedder`) with
+    `gateway_tools.evaluation.calibrate`; the file goes to `semantic.calibration`."""
+    embedder, config_path = args.embedder, None
+    if embedder is None or embedder.startswith("litellm:"):
+        path = config_path_from(args.config)
+        try:
+            config, _ = load_config(path)
+        except ConfigError as exc:
+            print(f"gateway: {exc}", file=sys.stderr)
+            return 2
+        config_path = str(path)
+        if embedder is None:
+            name = config.semantic.embedder
+            embedder = "use-multilingual-v3" if name == "local" else f"litellm:{name}"
+    from gateway_tools.evaluation.calibrate import main as fit
+
+    argv = ["--data", args.data, "--embedder", embedder, "--out", args.out]
+    argv += ["--method", args.method, "--knots", str(args.knots)]
+    argv += ["--batch-size", str(args.batch_size)]
+    return fit([*argv, "--config", config_path] if config_path else argv)
 
 
 def _policy_check(args: argparse.Namespace) -> int:
@@ -342,6 +394,14 @@ def build_parser() -> argparse.ArgumentParser:
         "--reviewer-weights", help="pairs: local reviewer weights to use instead of the packaged"
     )
     evaluate.add_argument(
+        "--reviewer-errors",
+        metavar="ACCEPT_DUP,ACCEPT_NONDUP",
+        help="pairs: also judge with a simulated chat-model reviewer in the review band "
+        "[review.band_floor, threshold) that says 'same' with probability ACCEPT_DUP on "
+        "duplicate pairs and ACCEPT_NONDUP on the others (e.g. 0.90,0.05; deterministic), "
+        "reported next to the offline default",
+    )
+    evaluate.add_argument(
         "--ablation",
         action="store_true",
         help="pairs: also judge each set with each check switched off in turn (pair protocol)",
@@ -369,6 +429,31 @@ def build_parser() -> argparse.ArgumentParser:
         help="knowledge-reuse: the storage backend of the gateway measured (default embedded)",
     )
     evaluate.set_defaults(handler=_eval)
+
+    calibrate = commands.add_parser(
+        "calibrate",
+        help="fit the configured embedder's calibration (raw cosine -> the calibrated "
+        "scale policy thresholds are on) on the labelled pairs, for semantic.calibration",
+    )
+    calibrate.add_argument("--data", required=True, help="the shared labelled-data folder")
+    calibrate.add_argument("--out", required=True, help="the calibration JSON to write")
+    calibrate.add_argument(
+        "--config", help="config file (default: $GATEWAY_CONFIG or config/gateway.yaml)"
+    )
+    calibrate.add_argument(
+        "--embedder",
+        help="litellm:<model_name> or use-multilingual-v3 (default: the config's "
+        "semantic.embedder)",
+    )
+    calibrate.add_argument(
+        "--method",
+        choices=("precision", "isotonic", "threshold-precision"),
+        default="precision",
+        help="the scale fitted (default precision: the shipped one)",
+    )
+    calibrate.add_argument("--knots", type=int, default=24, help="at most this many per curve")
+    calibrate.add_argument("--batch-size", type=int, default=64, help="texts per embedding call")
+    calibrate.set_defaults(handler=_calibrate)
 
     policy_commands = _command_group(commands, "policy", "work with policy files")
     check = policy_commands.add_parser(

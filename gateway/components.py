@@ -9,10 +9,11 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from gateway.classify.classifier import RequestClassifier
+from gateway.embed.calibration import load_calibration_file
 from gateway.embed.protocol import Embedder
 from gateway.entities.entities import EntityComparator
 from gateway.nlp import TextAnalyzer
-from gateway.pipeline.semantic import StructureGuard
+from gateway.pipeline.judge import StructureGuard
 from gateway.providers.protocol import Provider
 from gateway.review.protocol import Reviewer
 from gateway.settings import GatewayConfig
@@ -53,7 +54,11 @@ def build_embedder(config: GatewayConfig, provider: Provider, local: Embedder | 
         return local
     from gateway.embed.litellm_embedder import LiteLLMEmbedder
 
-    return LiteLLMEmbedder(provider, config.semantic.embedder)
+    name = config.semantic.embedder
+    path = config.semantic.calibration
+    # A bad file stops the start with a CalibrationError that names it.
+    calibration = load_calibration_file(path, f"litellm:{name}") if path is not None else None
+    return LiteLLMEmbedder(provider, name, calibration=calibration)
 
 
 def build_reviewer(config: GatewayConfig, provider: Provider) -> Reviewer | None:
@@ -63,9 +68,22 @@ def build_reviewer(config: GatewayConfig, provider: Provider) -> Reviewer | None
         from gateway.review.local import LocalPairReviewer
 
         return LocalPairReviewer.load()
+    from gateway.memory.tokens import Tokenizers
+    from gateway.review.budget import ReviewTokenBudget
     from gateway.review.litellm_reviewer import LiteLLMReviewer
+    from gateway.spend.pricing import Pricer
 
-    return LiteLLMReviewer(provider, config.semantic.reviewer)
+    model = config.semantic.reviewer
+    upstream = next(d.litellm_params.model for d in config.model_list if d.model_name == model)
+    return LiteLLMReviewer(
+        provider,
+        model,
+        # Tokens counted in the upstream model's encoding when the provider reports none,
+        # priced as spend is; each tenant's hourly budget kept here, in this process.
+        counter=Tokenizers().for_model(upstream),
+        price=Pricer.from_config(config, provider.cost_usd).cost_usd,
+        budget=ReviewTokenBudget(),
+    )
 
 
 def load_guard() -> StructureGuard:

@@ -247,6 +247,10 @@ class SemanticSettings(StrictModel):
     embedder: str = "local"
     # Needed only for a litellm embedder: the vector size names the index.
     embedding_dimensions: int | None = Field(default=None, ge=1)
+    # A litellm embedder's calibration JSON (raw cosine -> the calibrated scale policy
+    # thresholds are on), fitted with `gateway calibrate`; loaded at start-up. None: raw
+    # cosine as-is. The local embedder ships its own.
+    calibration: Path | None = None
     # "local": the offline pair classifier shipped with the gateway; "none": no review
     # (gray-band candidates are rejected); or a chat `model_name` from model_list.
     reviewer: str = "local"
@@ -300,6 +304,10 @@ class GatewayConfig(StrictModel):
                 )
             if self.semantic.embedding_dimensions is None:
                 raise ValueError("semantic.embedding_dimensions is required for a litellm embedder")
+        elif self.semantic.calibration is not None:
+            raise ValueError(
+                "semantic.calibration is for a litellm embedder; 'local' ships its own"
+            )
         if self.semantic.reviewer not in ("local", "none") and self.semantic.reviewer not in names:
             raise ValueError(
                 f"semantic.reviewer {self.semantic.reviewer!r} is neither 'local', 'none' "

@@ -43,6 +43,7 @@ from gateway.pipeline.single_flight import SingleFlight
 from gateway.policy.loader import PolicyStore, stop_watching
 from gateway.providers.deployment_limits import attach_deployment_limits
 from gateway.providers.protocol import ChatProvider, Provider
+from gateway.review.usage import ReviewUsage, usage_of
 from gateway.settings import GatewayConfig
 from gateway.spend.build import build_spend
 from gateway.spend.pricing import Pricer
@@ -53,6 +54,7 @@ from gateway.telemetry.exports import (
     export_audit,
     export_capacity,
     export_policy_reloads,
+    export_review,
 )
 from gateway.telemetry.hit_rate_alert import HitRateDropMonitor
 from gateway.telemetry.metrics import GatewayMetrics
@@ -89,6 +91,7 @@ class Services:
     audit_trail: AuditTrail  # `/admin/audit`
     spend: SpendTracker  # spend per key, tenant, model and day; budgets
     rate_limits: RequestLimits  # policy `rate_limits`, in front of the pipeline
+    review_usage: ReviewUsage | None  # a chat-model reviewer's tokens and cost
     exit_stack: AsyncExitStack = field(repr=False, compare=False)
 
     async def aclose(self) -> None:
@@ -148,6 +151,7 @@ def _observers(
         cost=cost,
     )
     recorder = DecisionRecorder(metrics, cost, alerts=alerts)
+    export_review(metrics, usage_of(components.reviewer))
     return _Observers(metrics, recorder, alerts, auditor, shadow)
 
 
@@ -376,6 +380,7 @@ async def build_services(
             rate_limits=request_limits(
                 stores.storage.rate_limiter, policies.resolve, tokenizers, limits, observers.metrics
             ),
+            review_usage=usage_of(components.reviewer),
             exit_stack=stack.pop_all(),
         )
     raise AssertionError("unreachable: the block returns or raises")

@@ -4,14 +4,13 @@ serves with its 95 % interval, hits left on the table, judge calls and cost."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from typing import Any
 
 from gateway.adaptive.buckets import bucket_of
 from gateway.adaptive.judge_error import JudgeErrorEstimate
 from gateway.adaptive.stats import AdaptiveStats, Scope
-from gateway.adaptive.threshold import DEFAULT_PRIOR_STRENGTH, Z_ONE_SIDED_95, bucket_precision
+from gateway.adaptive.threshold import DEFAULT_PRIOR_STRENGTH, served_precision
 from gateway.policy.models import Policy
 from gateway.telemetry.metrics import GatewayMetrics, ScrapeReading
 
@@ -20,34 +19,15 @@ TenantPolicy = Callable[[str], Policy]
 
 
 def precision_interval(stats: AdaptiveStats, scope: Scope, threshold: float) -> list[float] | None:
-    """Two-sided 90 % (each side 95 %) Wilson interval of the traffic-weighted precision
-    of serving from `threshold` up, with Kish's effective sample size (as
-    `threshold.served_precision` computes its lower bound)."""
+    """Two-sided 90 % (each side 95 %) Wilson interval of the precision of serving from
+    `threshold` up: the verdicts of those buckets pooled, as `threshold.choose_threshold`
+    bounds it."""
     buckets = stats.view(scope).buckets
     lowest = bucket_of(min(threshold, 1.0), buckets.floor, buckets.width)
-    if lowest is None:
-        lowest = 0
-    weights = buckets.traffic[lowest:]
-    total = sum(weights)
-    if total <= 0:
+    estimate = served_precision(buckets, 0 if lowest is None else lowest, DEFAULT_PRIOR_STRENGTH)
+    if estimate is None:
         return None
-    mean = inverse = 0.0
-    for offset, weight in enumerate(weights):
-        if weight <= 0:
-            continue
-        p, n = bucket_precision(buckets, lowest + offset, DEFAULT_PRIOR_STRENGTH)
-        share = weight / total
-        mean += share * p
-        inverse += share * share / n
-    samples = 1.0 / inverse
-    z2 = Z_ONE_SIDED_95**2
-    centre = mean + z2 / (2 * samples)
-    margin = Z_ONE_SIDED_95 * math.sqrt(mean * (1 - mean) / samples + z2 / (4 * samples**2))
-    scale = 1 + z2 / samples
-    return [
-        round(max(0.0, (centre - margin) / scale), 4),
-        round(min(1.0, (centre + margin) / scale), 4),
-    ]
+    return [round(estimate.lower_bound, 4), round(estimate.upper_bound, 4)]
 
 
 def tenant_rows(stats: AdaptiveStats, policy_for: TenantPolicy) -> list[dict[str, Any]]:

@@ -41,8 +41,8 @@ from gateway.adaptive.stats import AdaptiveStats, Scope, scopes_of
 from gateway.embed.protocol import Embedder
 from gateway.entities.entities import EntityComparator
 from gateway.pipeline.decision import Decision
+from gateway.pipeline.judge import StructureGuard, judge_candidate, stored_answer_text
 from gateway.pipeline.reasons import Layer
-from gateway.pipeline.semantic import StructureGuard, judge_candidate, stored_answer_text
 from gateway.policy.models import AdaptivePolicy, Policy
 from gateway.providers.protocol import Provider
 from gateway.storage.protocols import CachedCompletion, SemanticEntry

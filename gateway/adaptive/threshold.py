@@ -1,34 +1,55 @@
 """The serving threshold that the evidence supports.
 
-The threshold is the lowest bucket floor (down to the policy's floor) at which the
-lower confidence bound of the precision of *everything it would then serve* (the
-buckets from the top down to that one, each weighted by its traffic) is at or above
-the target. (Not "walk down until the first failure": the first steps down add few
-verdicts, so their bound is loose even where the traffic is very precise; the bound
-is on the whole served set at the chosen point, which is what the target is about.)
+The threshold is the lowest bucket floor (down to the policy's floor, never above the
+static default) at which the one-sided 95 % lower bound of the precision of *everything
+it would then serve* is at or above the target. The served set is every bucket from
+that floor to the top, and its precision is estimated from all their verdicts pooled:
+shadow judgments of the misses below the serving threshold and audits of the hits above
+it, each verdict counted once, with each bucket's prior (below) added. What adapting adds
+need not reach the target on its own: a step down that adds buckets a little less
+precise than the target is taken when the whole served set, with them, still keeps the
+bound at the target (the target is on what is served, not on any one bucket).
 
-The served set has two parts. The buckets from the static default up are served
-anyway: they enter at their estimate (the calibration, moved by the audits of served
-hits, which are few: the audit rate is a small share of hits, by default none). The
-buckets below it are what adapting adds: they enter at their own lower bound, and that
-bound must reach the target by itself, so a sliver of barely judged traffic cannot ride
-on the served region's estimate. (Bounding the mixture as one proportion instead, with
-Kish's effective sample size, let the unaudited top bucket's four prior verdicts decide
-it: in simulation no stream, however precise, moved the threshold.) The threshold stops
-only at buckets that saw traffic: below the lowest evidence there is none to serve on.
+Pooling the verdicts, rather than weighting each bucket's estimate by its traffic,
+keeps the bound on the evidence: the traffic of a bucket grows once it is served, and
+its verdicts then stop (a hit is judged only when audited), so a traffic-weighted bound
+would loosen every bucket the threshold moved to until it moved back, and with no
+audits (the default) the static default's region has no verdicts at all, so its
+traffic would sink any traffic-weighted bound. The price: the verdicts are sampled at
+two rates (shadow judgments of misses, audits of hits), and where the served region is
+audited less than the misses are judged, the pool leans on the buckets below the
+threshold, the less precise ones. The bound is then conservative: in simulation (every
+miss judged, 5 % of hits audited) it moved about as far as requiring the added buckets
+to reach the target alone did.
 
-Each bucket's precision is estimated from its verdicts with a prior centred on the
-calibrated scale itself (the bucket's similarity is what the dev sets measured there),
-worth `prior_strength` verdicts: with no evidence the estimate is the
-static calibration, so the threshold stays at the static default; evidence that this
-deployment's traffic is more precise than the dev sets moves it down, evidence that it
-is less precise keeps it there (never stricter than the static default, never looser
-than the policy's floor). It is recomputed from the counters on every change, so a
-false hit found by an audit tightens at once. One verdict's worth is enough for that:
-the bound already pays for few verdicts, and a stronger prior (4 was tried) mostly
-charged every added bucket for its calibration below the target a second time (in
-simulation it cost BQ's stream a fifth of the recall it reaches; no set's precision
-changed).
+Two guards keep a move from resting on too little:
+
+- the threshold stops only at a bucket with verdicts of its own: below the lowest
+  evidence there is none to serve on;
+- the buckets a move adds (below the static default) must hold at least
+  `min_added_verdicts(target)` verdicts between them, the fewest with which even a
+  spotless record could show the target on its own (z^2 t / (1 - t): 88 at 0.97, 51 at
+  0.95, 31 at 0.92), the least the rule moved on while those buckets had to reach the
+  target by themselves. A sliver of unjudged or barely judged traffic below the static
+  default never rides on the audits of the region above it.
+
+The bound must hold at the chosen floor, not at every floor above it. The first steps
+down add few verdicts and their bound is loose even where the traffic is very precise;
+requiring every step to hold would let the narrowest step decide ("walk down until the
+first failure"). What is served is the set at the chosen floor, and that is what the
+bound is on. The served sets of the floors are nested and share most of their
+verdicts, so taking the lowest that passes costs little of the 95 %.
+
+Each bucket's verdicts come with a prior centred on the calibrated scale itself (the
+bucket's similarity is what the dev sets measured there), worth `prior_strength`
+verdicts: with no evidence the estimate is the static calibration, so the threshold
+stays at the static default; evidence that this deployment's traffic is more precise
+than the dev sets moves it down, evidence that it is less precise keeps it there (never
+stricter than the static default, never looser than the policy's floor). It is
+recomputed from the counters on every change, so a false hit found by an audit tightens
+at once. One verdict's worth is enough for that: the bound already pays for few
+verdicts, and a stronger prior (4 was tried) charged every added bucket for its
+calibration below the target a second time.
 """
 
 from __future__ import annotations
@@ -51,104 +72,94 @@ class OperatingPoint:
     judged: float  # verdicts behind the estimate (buckets at or above the threshold)
 
 
+@dataclass(frozen=True, slots=True)
+class ServedPrecision:
+    """The pooled precision of serving a range of buckets, with its one-sided 95 %
+    bounds (the two together: a two-sided 90 % interval)."""
+
+    precision: float
+    lower_bound: float
+    upper_bound: float
+    judged: float  # the verdicts pooled, without the priors
+
+
 def bucket_precision(stats: BucketStats, index: int, prior_strength: float) -> tuple[float, float]:
-    """(estimate, effective sample size) of bucket `index`'s precision."""
-    prior_mean = min(1.0, bucket_floor(index, stats.floor, stats.width) + stats.width / 2)
+    """(estimate, verdicts with the prior) of bucket `index`'s precision."""
     n = stats.judged[index] + prior_strength
-    estimate = (stats.judged_same[index] + prior_mean * prior_strength) / n
+    estimate = (stats.judged_same[index] + _prior_mean(stats, index) * prior_strength) / n
     return estimate, n
 
 
+def min_added_verdicts(target_precision: float) -> float:
+    """The fewest verdicts whose one-sided 95 % Wilson bound can reach the target (all
+    of them agreeing): what the buckets a move adds must hold."""
+    if target_precision >= 1.0:
+        return math.inf
+    return Z_ONE_SIDED_95**2 * target_precision / (1.0 - target_precision)
+
+
 def served_precision(
-    stats: BucketStats,
-    lowest: int,
-    prior_strength: float = DEFAULT_PRIOR_STRENGTH,
-    accepted_from: int | None = None,
-) -> tuple[float, float, float] | None:
-    """(precision, lower bound, verdicts) of serving buckets `lowest`..top, weighted by
-    traffic; None when those buckets saw no traffic.
-
-    With `accepted_from` (the static default's bucket) above `lowest`, the buckets from
-    there up, which the static default serves anyway, enter the bound at their estimate
-    (the calibration, moved by audits), and the buckets below it, which only adapting
-    serves, at their lower bound; the bound is the lower of that mixture's and the
-    added buckets' own: the evidence must carry what it adds."""
-    weights = stats.traffic[lowest:]
-    total = sum(weights)
-    if total <= 0:
-        return None
-    split = lowest if accepted_from is None else min(max(accepted_from, lowest), stats.size)
-    added = _Stratum.over(stats, lowest, split, prior_strength)
-    kept = _Stratum.over(stats, split, stats.size, prior_strength)
-    return _combine(added, kept)
-
-
-def _combine(added: _Stratum, kept: _Stratum) -> tuple[float, float, float] | None:
-    total = added.traffic + kept.traffic
-    if total <= 0:
-        return None
-    if added.traffic <= 0:
-        bound = wilson_lower_bound(kept.mean, kept.samples, Z_ONE_SIDED_95)
-    else:
-        # What adapting adds must be at least the target on its own evidence (a sliver
-        # of traffic must not ride on the static region's estimate), and the whole
-        # served set, with that part at its bound, too.
-        added_bound = wilson_lower_bound(added.mean, added.samples, Z_ONE_SIDED_95)
-        whole_bound = (added.traffic * added_bound + kept.traffic * kept.mean) / total
-        bound = min(added_bound, whole_bound)
-    mean = (added.traffic * added.mean + kept.traffic * kept.mean) / total
-    return mean, bound, added.judged + kept.judged
+    stats: BucketStats, lowest: int, prior_strength: float = DEFAULT_PRIOR_STRENGTH
+) -> ServedPrecision | None:
+    """The precision of serving buckets `lowest`..top, from their verdicts pooled;
+    None when those buckets saw neither traffic nor verdicts."""
+    pool = _Pool(prior_strength)
+    for index in range(max(0, lowest), stats.size):
+        pool.add(stats, index)
+    return pool.estimate()
 
 
 @dataclass(slots=True)
-class _Stratum:
-    """Buckets pooled by traffic: sums that grow one bucket at a time."""
+class _Pool:
+    """The verdicts of a range of buckets, each bucket with its prior; grows one bucket
+    at a time."""
 
     prior_strength: float
-    traffic: float = 0.0
-    weighted_precision: float = 0.0  # sum of traffic x estimate
-    weighted_variance: float = 0.0  # sum of traffic^2 / verdicts (Kish)
-    judged: float = 0.0
-
-    @classmethod
-    def over(cls, stats: BucketStats, start: int, stop: int, prior_strength: float) -> _Stratum:
-        stratum = cls(prior_strength)
-        for index in range(start, stop):
-            stratum.add(stats, index)
-        return stratum
+    same: float = 0.0  # agreeing verdicts, priors included
+    verdicts: float = 0.0  # verdicts, priors included
+    judged: float = 0.0  # verdicts, without the priors
 
     def add(self, stats: BucketStats, index: int) -> None:
-        weight = stats.traffic[index]
-        if weight <= 0:
-            return
-        p, n = bucket_precision(stats, index, self.prior_strength)
-        self.traffic += weight
-        self.weighted_precision += weight * p
-        self.weighted_variance += weight * weight / n
+        if stats.traffic[index] <= 0 and stats.judged[index] <= 0:
+            return  # nothing would be served from this bucket: no prior either
+        self.same += stats.judged_same[index] + _prior_mean(stats, index) * self.prior_strength
+        self.verdicts += stats.judged[index] + self.prior_strength
         self.judged += stats.judged[index]
 
-    @property
-    def mean(self) -> float:
-        """The traffic-weighted precision estimate."""
-        return self.weighted_precision / self.traffic if self.traffic > 0 else 0.0
+    def estimate(self) -> ServedPrecision | None:
+        if self.verdicts <= 0:
+            return None
+        proportion = min(1.0, max(0.0, self.same / self.verdicts))
+        return ServedPrecision(
+            proportion,
+            wilson_lower_bound(proportion, self.verdicts, Z_ONE_SIDED_95),
+            wilson_upper_bound(proportion, self.verdicts, Z_ONE_SIDED_95),
+            self.judged,
+        )
 
-    @property
-    def samples(self) -> float:
-        # The traffic-weighted mixture has the variance of a proportion over this many
-        # verdicts (Kish's effective sample size); Wilson's bound stays honest near 1.0,
-        # where most of the buckets that matter are.
-        if self.weighted_variance <= 0:
-            return 0.0
-        return self.traffic * self.traffic / self.weighted_variance
+
+def _prior_mean(stats: BucketStats, index: int) -> float:
+    return min(1.0, bucket_floor(index, stats.floor, stats.width) + stats.width / 2)
+
+
+def _wilson(proportion: float, samples: float, z: float) -> tuple[float, float]:
+    z2 = z * z
+    centre = proportion + z2 / (2 * samples)
+    margin = z * math.sqrt(proportion * (1 - proportion) / samples + z2 / (4 * samples**2))
+    scale = 1 + z2 / samples
+    return (centre - margin) / scale, (centre + margin) / scale
 
 
 def wilson_lower_bound(proportion: float, samples: float, z: float) -> float:
     if samples <= 0:
         return 0.0
-    z2 = z * z
-    centre = proportion + z2 / (2 * samples)
-    margin = z * math.sqrt(proportion * (1 - proportion) / samples + z2 / (4 * samples**2))
-    return max(0.0, (centre - margin) / (1 + z2 / samples))
+    return max(0.0, _wilson(proportion, samples, z)[0])
+
+
+def wilson_upper_bound(proportion: float, samples: float, z: float) -> float:
+    if samples <= 0:
+        return 1.0
+    return min(1.0, _wilson(proportion, samples, z)[1])
 
 
 def choose_threshold(
@@ -158,25 +169,26 @@ def choose_threshold(
     floor: float,
     prior_strength: float = DEFAULT_PRIOR_STRENGTH,
 ) -> OperatingPoint:
-    """The lowest threshold in [floor, static_threshold] at which the served
-    precision's lower bound is >= the target (the static one when none is)."""
+    """The lowest bucket floor in [floor, static_threshold] at which the pooled served
+    precision's lower bound is >= the target (the static threshold when none is)."""
     floor = max(floor, stats.floor)
     start = bucket_of(min(static_threshold, 1.0), stats.floor, stats.width)
     if start is None or static_threshold <= floor:
-        current = served_precision(stats, 0, prior_strength)
-        return _point(max(floor, static_threshold), current)
-    best_index = start
-    kept = _Stratum.over(stats, start, stats.size, prior_strength)
-    best = _combine(_Stratum(prior_strength), kept)
-    added = _Stratum(prior_strength)  # grows one bucket down at a time
+        threshold = max(floor, static_threshold)
+        lowest = bucket_of(min(threshold, 1.0), stats.floor, stats.width) or 0
+        return _point(threshold, served_precision(stats, lowest, prior_strength))
+    pool = _Pool(prior_strength)  # grows one bucket down at a time
+    for index in range(start, stats.size):
+        pool.add(stats, index)
+    best_index, best = start, pool.estimate()
+    served_anyway = pool.judged  # verdicts the static default's region holds
+    needed = min_added_verdicts(target_precision)
     index = start - 1
     while index >= 0 and bucket_floor(index, stats.floor, stats.width) >= floor - 1e-9:
-        # Only down to a bucket that saw traffic: below the lowest evidence the bound
-        # would be the one above it, and serving there would rest on no verdict at all.
-        if stats.traffic[index] > 0:
-            added.add(stats, index)
-            candidate = _combine(added, kept)
-            if candidate is not None and candidate[1] >= target_precision:
+        pool.add(stats, index)
+        if stats.judged[index] > 0 and pool.judged - served_anyway >= needed - 1e-9:
+            candidate = pool.estimate()
+            if candidate is not None and candidate.lower_bound >= target_precision:
                 best_index, best = index, candidate
         index -= 1
     if best_index == start:
@@ -184,8 +196,12 @@ def choose_threshold(
     return _point(bucket_floor(best_index, stats.floor, stats.width), best)
 
 
-def _point(threshold: float, estimate: tuple[float, float, float] | None) -> OperatingPoint:
+def _point(threshold: float, estimate: ServedPrecision | None) -> OperatingPoint:
     if estimate is None:
         return OperatingPoint(threshold, None, None, 0.0)
-    precision, bound, judged = estimate
-    return OperatingPoint(threshold, round(precision, 4), round(bound, 4), judged)
+    return OperatingPoint(
+        threshold,
+        round(estimate.precision, 4),
+        round(estimate.lower_bound, 4),
+        estimate.judged,
+    )

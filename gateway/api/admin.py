@@ -2,7 +2,8 @@
 
     GET  /admin/stats               totals, reasons, latency, timeline, audit, memory,
                                     capacity (entries, bytes, caps, evictions per store),
-                                    tool_cache (lookups, puts, deletes per tenant)
+                                    tool_cache (lookups, puts, deletes per tenant),
+                                    review (a chat-model reviewer's use per tenant)
     GET  /admin/spend               spend and savings per tenant and day, model or key
                                     (`admin_spend.py`; also in /admin/stats: `spend`)
     GET  /admin/decisions?limit=N   the most recent decision records, newest first
@@ -63,6 +64,9 @@ async def stats(request: Request, services: AdminServices) -> Response:
     body["storage"] = await services.storage.describe()
     body["capacity"] = capacity_snapshot(services.storage.ledger, services.config.capacity)
     body["tool_cache"] = services.tool_cache.stats.snapshot()
+    # A chat-model reviewer's calls, tokens, cost and budget refusals per tenant and model.
+    usage = services.review_usage
+    body["review"] = usage.snapshot() if usage is not None else []
     # Spend next to savings, per tenant, model and UTC day, from the (shared) store.
     body["spend"] = await spend_overview(services.spend)
     body["adaptive"] = {

@@ -53,7 +53,15 @@ def cache_headers(decision: Decision) -> dict[str, str]:
     if decision.reason is not None and layer in (Layer.MISS, Layer.BYPASS):
         headers["x-gateway-cache-reason"] = decision.reason.value
     if layer is Layer.SEMANTIC and decision.similarity is not None:
-        headers["x-gateway-similarity"] = f"{decision.similarity:.4f}"
+        diagnostics = decision.diagnostics
+        # The raw cosine of the two asks' embeddings; the calibrated estimate (the
+        # precision of serving from there, `gateway/embed/calibration.py`) and what
+        # separated the asks have headers of their own.
+        if diagnostics.cosine is not None:
+            headers["x-gateway-similarity"] = f"{diagnostics.cosine:.4f}"
+        headers["x-gateway-calibrated-similarity"] = f"{decision.similarity:.4f}"
+        if diagnostics.difference is not None:
+            headers["x-gateway-difference"] = diagnostics.difference
     if layer in (Layer.EXACT, Layer.SEMANTIC):
         served = decision.served
         headers["x-gateway-tokens-saved"] = str(0 if served is None else served.tokens_saved)

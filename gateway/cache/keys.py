@@ -52,7 +52,9 @@ def _normalise_number(value: Any) -> Any:
 
 
 def _nfc_stripped(text: str) -> str:
-    return unicodedata.normalize("NFC", text).strip()
+    # NFC changes no character's meaning; spaces and line breaks around a message are
+    # not content, tabs are (a pasted TSV row's empty last column).
+    return unicodedata.normalize("NFC", text).strip(" \n\r")
 
 
 def normalise_content(content: Any) -> Any:

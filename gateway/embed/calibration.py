@@ -33,7 +33,7 @@ where that language's precision stops rising, not never.
 The older methods stay readable: `isotonic` (calibrated(cos) = P(duplicate | cos), a
 pointwise probability, knots at block centres), `threshold-precision` (the precision
 curve with knots at block centres and no ceiling), and `identity` (raw cosine; what a
-litellm embedder without a fitted calibration uses).
+litellm embedder without a fitted calibration, `semantic.calibration`, uses).
 
 Pairs that differ only in an entity, number, date or negation score as high as true
 paraphrases for every embedder: no calibration fixes that; the checks must, which is
@@ -218,6 +218,28 @@ class Calibration:
         except FileNotFoundError as exc:
             raise CalibrationError(f"no packaged calibration for {embedder_name!r}") from exc
         return cls.from_json(text)
+
+
+def load_calibration_file(path: Path, embedder: str) -> Calibration:
+    """The calibration at `path` (the gateway config's `semantic.calibration`) for the
+    embedder named `embedder`; `CalibrationError` saying what is wrong with the file
+    otherwise. A file fitted for another embedder (its `embedder` field, when set) is
+    refused: its thresholds would mean something else for this one."""
+    where = f"semantic.calibration {str(path)!r}"
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CalibrationError(f"{where} cannot be read: {exc}") from exc
+    try:
+        calibration = Calibration.from_json(text)
+    except CalibrationError as exc:
+        raise CalibrationError(f"{where} is not a calibration file: {exc}") from exc
+    if calibration.embedder and calibration.embedder != embedder:
+        raise CalibrationError(
+            f"{where} was fitted for embedder {calibration.embedder!r}, not {embedder!r}; "
+            f"fit one with `gateway calibrate --config <gateway.yaml> --out {path}`"
+        )
+    return calibration
 
 
 def _knot_list(curve: Calibration) -> list[list[float]]:

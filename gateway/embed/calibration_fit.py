@@ -1,6 +1,7 @@
 """Fitting a calibration curve (`gateway.embed.calibration.Calibration`) from labelled
-pairs: used by `gateway eval calibrate` to write the shipped curves, never while
-serving. How the fit works is described in `gateway/embed/calibration.py`."""
+pairs: used by `gateway calibrate` (`gateway_tools.evaluation.calibrate`) to write the
+shipped curves and a litellm embedder's `semantic.calibration`, never while serving.
+How the fit works is described in `gateway/embed/calibration.py`."""
 
 from __future__ import annotations
 

@@ -8,8 +8,9 @@ Calibration: a hosted model's raw cosine lives on its own scale (some models put
 every pair above 0.9). Without a fitted calibration the raw cosine is used as-is
 (`Calibration.identity()`), which makes policy thresholds mean something different for
 this model. Operators should fit one on labelled pairs with
-`python -m gateway_tools.evaluation.calibrate --embedder litellm:<model> --config <gateway.yaml>`
-and pass it in.
+`gateway calibrate --data <labelled pairs> --config <gateway.yaml> --out <file>` and name
+the file in the config's `semantic.calibration` (loaded by
+`gateway.components.build_embedder`).
 """
 
 from __future__ import annotations

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from gateway.bounded_lru import BoundedLRU
+from gateway.difference.analysis import Difference, DifferenceAnalyser
 from gateway.entities.extract_en import EnglishExtractor
 from gateway.entities.extract_zh import ChineseExtractor
 from gateway.entities.persons import compare_persons
@@ -69,6 +70,12 @@ class EntityComparator:
         self._slots: Callable[[str], TextSlots] = lru_cache(maxsize=memo_size)(self._read)
         self._verdicts: BoundedLRU[tuple[str, str], EntityVerdict] = BoundedLRU(memo_size)
         self._changes: BoundedLRU[tuple[str, str], tuple[str, ...]] = BoundedLRU(memo_size)
+        self._difference = DifferenceAnalyser(memo_size=memo_size)
+
+    def difference(self, query: str, candidate: str, context: str = "") -> Difference:
+        """What separates the two asks, span by span (`gateway/difference/`); `context`
+        is the material both requests carry."""
+        return self._difference.compare(query, candidate, context)
 
     def compare(self, query: str, candidate: str) -> EntityVerdict:
         pair = (query, candidate)
@@ -111,21 +118,21 @@ def compare_slots(query: TextSlots, candidate: TextSlots) -> tuple[Mismatch, ...
     return tuple(found)
 
 
-Difference = tuple[str, str] | None
+SlotDifference = tuple[str, str] | None
 
 
-def _sets(left: frozenset[str], right: frozenset[str]) -> Difference:
+def _sets(left: frozenset[str], right: frozenset[str]) -> SlotDifference:
     if left == right:
         return None
     return joined(left - right), joined(right - left)
 
 
-def _language(q: TextSlots, c: TextSlots) -> Difference:
+def _language(q: TextSlots, c: TextSlots) -> SlotDifference:
     # An English answer does not serve a Chinese question, however close the vectors.
     return None if q.language == c.language else (q.language, c.language)
 
 
-def _numbers(q: TextSlots, c: TextSlots) -> Difference:
+def _numbers(q: TextSlots, c: TextSlots) -> SlotDifference:
     # "one cup" and "a cup" say the same: a bare 1 is too weak to tell texts apart
     # ("一个月", "one of the"), while 2 vs 1 still differs through the 2.
     q_numbers = q.numbers - {"1"} - _years_as_numbers(c)
@@ -133,11 +140,11 @@ def _numbers(q: TextSlots, c: TextSlots) -> Difference:
     return _sets(q_numbers, c_numbers)
 
 
-def _ids(q: TextSlots, c: TextSlots) -> Difference:
+def _ids(q: TextSlots, c: TextSlots) -> SlotDifference:
     return _sets(q.ids, c.ids)
 
 
-def _dates(q: TextSlots, c: TextSlots) -> Difference:
+def _dates(q: TextSlots, c: TextSlots) -> SlotDifference:
     return _sets(q.dates - _numbers_as_years(c), c.dates - _numbers_as_years(q))
 
 
@@ -150,18 +157,18 @@ def _numbers_as_years(slots: TextSlots) -> set[str]:
     return {"y" + n for n in slots.numbers if n.isdigit()}
 
 
-def _time_words(q: TextSlots, c: TextSlots) -> Difference:
+def _time_words(q: TextSlots, c: TextSlots) -> SlotDifference:
     return _sets(q.time_words, c.time_words)
 
 
-def _negation(q: TextSlots, c: TextSlots) -> Difference:
+def _negation(q: TextSlots, c: TextSlots) -> SlotDifference:
     # Parity, not count: "why won't it start" and "why does it not start" agree.
     if q.negations % 2 == c.negations % 2:
         return None
     return str(q.negations), str(c.negations)
 
 
-def _polarity(q: TextSlots, c: TextSlots) -> Difference:
+def _polarity(q: TextSlots, c: TextSlots) -> SlotDifference:
     # Only axes both texts use, and only a flip: a paraphrase may drop "best" or add a
     # second pole ("男朋友叫我邻家女孩"), but "turn on" vs "turn off" shares no pole.
     # In English, a question that names both poles ("pros and cons", "best and worst")
@@ -178,7 +185,7 @@ def _polarity(q: TextSlots, c: TextSlots) -> Difference:
     return None
 
 
-def _named_entities(q: TextSlots, c: TextSlots) -> Difference:
+def _named_entities(q: TextSlots, c: TextSlots) -> SlotDifference:
     # A name counts as present when the other text mentions it anywhere, recognised as
     # a name or not: spaCy and capitalisation are inconsistent across paraphrases.
     q_only = {e for e in q.entities if not _mentions(c, e)}
@@ -215,11 +222,11 @@ def _has_token(mentions: frozenset[str], token: str) -> bool:
     return False
 
 
-def _tiers(q: TextSlots, c: TextSlots) -> Difference:
+def _tiers(q: TextSlots, c: TextSlots) -> SlotDifference:
     return _sets(q.tiers, c.tiers)
 
 
-def _direction(q: TextSlots, c: TextSlots) -> Difference:
+def _direction(q: TextSlots, c: TextSlots) -> SlotDifference:
     # Only a reversal counts ("X to Y" vs "Y to X"): one text naming a direction the
     # other leaves implicit is usually a paraphrase ("100 USD to EUR" / "100 USD in EUR").
     same = _same_chinese_endpoint if "zh" in (q.language, c.language) else _same_endpoint
@@ -241,7 +248,7 @@ def _same_chinese_endpoint(left: str, right: str) -> bool:
     return longer.startswith(shorter) or (len(shorter) >= 2 and shorter in longer)
 
 
-def _units(q: TextSlots, c: TextSlots) -> Difference:
+def _units(q: TextSlots, c: TextSlots) -> SlotDifference:
     dimension_of = Units.packaged().DIMENSION
     # Per dimension, when both texts name one: km vs mile, °C vs °F, per month vs per year.
     for dimension in sorted(
@@ -268,7 +275,7 @@ def _units(q: TextSlots, c: TextSlots) -> Difference:
 _NEGATING_PREFIXES = ("un", "non-", "non")
 
 
-def _negated_word(q: TextSlots, c: TextSlots) -> Difference:
+def _negated_word(q: TextSlots, c: TextSlots) -> SlotDifference:
     """A word in one text and the same word with a negating prefix in the other
     ("unopened" / "opened", "unused" / "used", "non-refundable" / "refundable"), which
     the antonym lists cannot all hold."""
@@ -291,14 +298,14 @@ def _negated_stem(word: str) -> str | None:
     return None
 
 
-def _quoted(q: TextSlots, c: TextSlots) -> Difference:
+def _quoted(q: TextSlots, c: TextSlots) -> SlotDifference:
     q_words, c_words = quoted_words(q.surface), quoted_words(c.surface)
     if q_words and c_words and q_words != c_words:
         return joined(q_words), joined(c_words)
     return None
 
 
-_RULES: tuple[tuple[str, Callable[[TextSlots, TextSlots], Difference]], ...] = (
+_RULES: tuple[tuple[str, Callable[[TextSlots, TextSlots], SlotDifference]], ...] = (
     ("language", _language),
     ("number", _numbers),
     ("id", _ids),

@@ -105,6 +105,8 @@ class HitAuditor:
                 answer_text(served),
                 policy.compare,
                 bucket,
+                # A reviewer comparing the answers spends the tenant's review budget.
+                request.policy.semantic_cache.review.tokens_per_tenant_per_hour,
             )
         )
         self._tasks.add(task)
@@ -119,12 +121,15 @@ class HitAuditor:
         served: str,
         compare: str,
         bucket: tuple[str, str, float] | None = None,
+        review_budget_tokens: int | None = None,
     ) -> None:
         try:
             async with asyncio.timeout(_AUDIT_TIMEOUT_SECONDS):
                 fresh = answer_text(await self._provider.complete(body))
                 if compare == "reviewer" and self._reviewer is not None:
-                    verdict = await self._reviewer.review(served, fresh, 1.0)
+                    verdict = await self._reviewer.review(
+                        served, fresh, 1.0, tenant=tenant, budget_tokens=review_budget_tokens
+                    )
                     agrees = verdict.same_meaning
                 else:
                     agrees = served == fresh

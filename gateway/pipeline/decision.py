@@ -118,6 +118,8 @@ class Decision:
             stages_ms=dict(timings.ms),
             turn=_turn_shape(request),
             prompt=prompt,
+            cosine=None if self.diagnostics.cosine is None else round(self.diagnostics.cosine, 4),
+            difference=self.diagnostics.difference,
         )
 
 

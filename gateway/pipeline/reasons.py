@@ -21,6 +21,9 @@ class Reason(StrEnum):
     NO_CANDIDATE = "no_candidate"  # nothing stored with the same fingerprint
     BELOW_THRESHOLD = "below_threshold"  # best candidate under the review band
     ENTITY_MISMATCH = "entity_mismatch"  # numbers, dates, names... differ
+    # what separates the two asks changes the meaning: a quantifier, conjunction,
+    # operator, quoted span, role swap, the question's focus (gateway/difference/)
+    MEANING_DIFFERS = "meaning_differs"
     REVIEW_REJECTED = "review_rejected"  # gray band, the reviewer said no
     REVIEW_UNAVAILABLE = "review_unavailable"  # gray band, reviewer failed or timed out
     EMBEDDER_UNAVAILABLE = "embedder_unavailable"  # could not embed: no semantic lookup

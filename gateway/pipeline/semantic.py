@@ -26,9 +26,7 @@ import logging
 import time
 import uuid
 from dataclasses import dataclass
-from typing import Any, Protocol
-
-import orjson
+from typing import Any
 
 from gateway.adaptive.known_different import is_known_different
 from gateway.adaptive.serving import AdaptiveServing
@@ -37,6 +35,12 @@ from gateway.embed.protocol import Embedder
 from gateway.entities.entities import EntityComparator
 from gateway.nlp import detect_language
 from gateway.pipeline.cache_controls import entry_ttl_seconds
+from gateway.pipeline.judge import (
+    StructureGuard,
+    examination_floor,
+    judge_candidate,
+    stored_answer_text,
+)
 from gateway.pipeline.reasons import Layer, Reason
 from gateway.pipeline.request import ChatRequest
 from gateway.pipeline.semantic_walk import SemanticWalk
@@ -49,8 +53,7 @@ from gateway.pipeline.values import (
     SemanticDiagnostics,
     Timings,
 )
-from gateway.policy.models import SemanticCachePolicy
-from gateway.review.protocol import Reviewer, ReviewVerdict
+from gateway.review.protocol import MODEL, Reviewer
 from gateway.storage.protocols import CachedCompletion, SemanticEntry, VectorIndex
 from gateway.telemetry.throttled_log import ThrottledLogger
 from gateway.turn import ask_length
@@ -62,118 +65,6 @@ logger = logging.getLogger(__name__)
 class SemanticHit:
     entry: SemanticEntry
     similarity: float
-
-
-@dataclass(frozen=True, slots=True)
-class CandidateDecision:
-    accepted: bool
-    reason: Reason | None  # why not, when not accepted
-    mismatch_kinds: tuple[str, ...] = ()
-    review_verdict: str | None = None  # accepted | rejected | unavailable
-    review_ms: float = 0.0
-    error: str | None = None  # exception type of a failed review
-    # Below the serving threshold, but it passed every check (entities, content words,
-    # the structure guard): what the adaptive statistics judge in the shadow.
-    passed_checks: bool = False
-
-
-class StructureGuard(Protocol):
-    """A cheap, synchronous pair check (the local pair model) for candidates above the
-    review band: embedders put word-order and role swaps ("flights from A to B" vs "B to
-    A", "X hired Y" vs "Y hired X") at near-identical similarity, above any threshold."""
-
-    def decide(self, query: str, candidate: str, similarity: float) -> ReviewVerdict: ...
-
-
-async def judge_candidate(
-    query: str,
-    candidate: str,
-    similarity: float,
-    policy: SemanticCachePolicy,
-    comparator: EntityComparator,
-    reviewer: Reviewer | None,
-    guard: StructureGuard | None = None,
-    stored_answer: str | None = None,
-    *,
-    accept_threshold: float | None = None,
-    examine_from: float | None = None,
-) -> CandidateDecision:
-    """May the answer stored for `candidate` serve `query`? The one decision rule, used
-    by the gateway and by `gateway eval`. `stored_answer` is shown to the reviewer.
-
-    `accept_threshold` replaces the policy's (the adaptive serving threshold);
-    `examine_from` runs the checks on candidates down to there too (the adaptive floor):
-    one that passes them below the threshold is a miss with `passed_checks`."""
-    accept = policy.accept_threshold if accept_threshold is None else accept_threshold
-    lowest = min(policy.review_min_similarity, accept)
-    if examine_from is not None:
-        lowest = min(lowest, examine_from)
-    if similarity < lowest:
-        return CandidateDecision(False, Reason.BELOW_THRESHOLD)
-    if policy.entity_check:
-        verdict = comparator.compare(query, candidate)
-        if not verdict.agree:
-            kinds = tuple(m.kind for m in verdict.mismatches)
-            return CandidateDecision(False, Reason.ENTITY_MISMATCH, mismatch_kinds=kinds)
-        # A content word added or swapped in an otherwise near-identical text
-        # ("X 的释是什么意思" / "X 是什么意思", "the best websites" / "the best latest
-        # websites", "return an unopened item" / "an opened item") is a different
-        # question more often than a paraphrase, at any similarity. The scale is fitted
-        # after this check, so the thresholds already count what it refuses.
-        if policy.strict_band_terms and comparator.content_changes(query, candidate):
-            return CandidateDecision(False, Reason.ENTITY_MISMATCH, mismatch_kinds=("term",))
-    if similarity >= accept or similarity < policy.review_min_similarity:
-        if (
-            policy.structure_guard
-            and guard is not None
-            and not guard.decide(query, candidate, similarity).same_meaning
-        ):
-            return CandidateDecision(False, Reason.REVIEW_REJECTED, review_verdict="rejected")
-        if similarity >= accept:
-            return CandidateDecision(True, None)
-        return CandidateDecision(False, Reason.BELOW_THRESHOLD, passed_checks=True)
-    # In the review band (empty unless review_min_similarity is set below the target).
-    if reviewer is None or not policy.review.enabled:
-        return CandidateDecision(False, Reason.REVIEW_UNAVAILABLE, review_verdict="unavailable")
-    started = time.perf_counter()
-    try:
-        verdict_of_review = await asyncio.wait_for(
-            reviewer.review(query, candidate, similarity, stored_answer=stored_answer),
-            policy.review.timeout_seconds,
-        )
-    except Exception as exc:  # includes the timeout: a miss costs less than a wrong answer
-        return CandidateDecision(
-            False,
-            Reason.REVIEW_UNAVAILABLE,
-            review_verdict="unavailable",
-            review_ms=_ms_since(started),
-            error=type(exc).__name__,
-        )
-    if verdict_of_review.same_meaning:
-        return CandidateDecision(
-            True, None, review_verdict="accepted", review_ms=_ms_since(started)
-        )
-    return CandidateDecision(
-        False, Reason.REVIEW_REJECTED, review_verdict="rejected", review_ms=_ms_since(started)
-    )
-
-
-def stored_answer_text(completion: dict[str, Any]) -> str | None:
-    """The text a stored completion answered with: its first choice's content, or its
-    tool calls as JSON (a reviewer judges those too)."""
-    try:
-        message = completion["choices"][0]["message"]
-    except (KeyError, IndexError, TypeError):
-        return None
-    content = message.get("content") if isinstance(message, dict) else None
-    if isinstance(content, str) and content:
-        return content
-    calls = message.get("tool_calls") if isinstance(message, dict) else None
-    return orjson.dumps(calls).decode() if calls else None
-
-
-def _ms_since(started: float) -> float:
-    return round((time.perf_counter() - started) * 1000, 3)
 
 
 class SemanticCacheStage:
@@ -287,6 +178,8 @@ class SemanticCacheStage:
         if adaptive is not None:
             accept = adaptive.serving_threshold(request.tenant, language, request.model, policy)
         walk = SemanticWalk(adaptive_language=language if adaptive is not None else None)
+        context = "\n".join(request.turn.material)
+        floor = examination_floor(policy, self._reviewer)
         for position, (entry, cosine) in enumerate(candidates):
             similarity = self._embedder.calibrate(cosine, language)
             decision = await judge_candidate(
@@ -297,13 +190,16 @@ class SemanticCacheStage:
                 self._comparator,
                 self._reviewer,
                 self._guard,
-                # Only a candidate in the review band is shown to a reviewer.
                 stored_answer=(
                     stored_answer_text(entry.completion)
-                    if policy.review.show_stored_answer and similarity < policy.accept_threshold
+                    if policy.review.show_stored_answer
+                    and self._reviewer is not None
+                    and self._reviewer.kind == MODEL
                     else None
                 ),
                 accept_threshold=accept,
+                context=context,
+                tenant=request.tenant,
             )
             if decision.review_verdict is not None:
                 walk.review_verdict = decision.review_verdict
@@ -316,6 +212,8 @@ class SemanticCacheStage:
                 if refusal is None:
                     if adaptive is not None:
                         adaptive.served(request.tenant, language, request.model, similarity, policy)
+                    walk.difference = decision.difference
+                    walk.cosine = float(cosine)
                     return SemanticHit(entry, similarity), walk.diagnostics()
                 walk.entry_refused = True
                 if walk.reason is None:
@@ -333,13 +231,19 @@ class SemanticCacheStage:
             if decision.reason is Reason.BELOW_THRESHOLD:
                 if walk.reason is None:
                     walk.similarity = similarity
-                if adaptive is not None and similarity >= policy.adaptive.floor:
+                if (
+                    adaptive is not None
+                    and not walk.adaptive_candidates
+                    and similarity >= policy.adaptive.floor
+                ):
                     # Checked after the response (the shadow), not on this path.
                     walk.adaptive_candidates = tuple(
                         (later, self._embedder.calibrate(later_cosine, language))
                         for later, later_cosine in candidates[position:]
                     )
-                break  # candidates are sorted: the rest are lower still
+                if similarity < floor:
+                    break  # candidates are sorted: the rest are lower still
+                continue  # a lower one may differ only in rewording (served to the floor)
             if walk.reason is None:
                 walk.reason, walk.similarity = decision.reason, similarity
         return Miss(

@@ -21,10 +21,14 @@ class SemanticWalk:
     adaptive_different: tuple[SemanticEntry, float] | None = None
     adaptive_language: str | None = None
     entry_refused: bool = False
+    cosine: float | None = None
+    difference: str | None = None
 
     def diagnostics(self) -> SemanticDiagnostics:
         return SemanticDiagnostics(
             similarity=self.similarity,
+            cosine=self.cosine,
+            difference=self.difference,
             review_verdict=self.review_verdict,
             mismatch_kinds=self.mismatch_kinds,
             adaptive_candidates=self.adaptive_candidates,

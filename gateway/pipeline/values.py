@@ -49,6 +49,9 @@ class SemanticDiagnostics:
     """Why the semantic layer decided as it did (no prompt text: decision record)."""
 
     similarity: float | None = None  # calibrated, of the candidate that decided
+    cosine: float | None = None  # raw cosine of the served candidate's ask
+    # On a semantic hit, what separated the asks (`reorder`, `synonym`, `template`...)
+    difference: str | None = None
     review_verdict: str | None = None  # accepted | rejected | unavailable
     mismatch_kinds: tuple[str, ...] = ()
     # adaptive statistics (`gateway/adaptive/`): the candidates below the serving

@@ -50,6 +50,15 @@ class ReviewPolicy(StrictModel):
     # and correctly answer the new request?"), not only the stored request. The local
     # pair model reads only the two requests.
     show_stored_answer: bool = True
+    # The lower edge of the model reviewer's band, on the calibrated scale: a candidate
+    # from here up to the serving threshold whose asks differ in a content word the local
+    # checks cannot settle goes to a chat-model reviewer (`semantic.reviewer:
+    # <model_name>`). The local pair reviewer is never sent this band.
+    band_floor: float = Field(default=0.80, gt=0, le=1)
+    # Tokens (prompt and completion) one tenant's reviews by a chat model may spend in a
+    # sliding hour, per replica (gateway/review/budget.py); beyond it a review is
+    # `review_unavailable` (a miss). None: unbounded.
+    tokens_per_tenant_per_hour: int | None = Field(default=200_000, ge=0)
 
 
 class AdaptivePolicy(StrictModel):
@@ -116,6 +125,19 @@ class SemanticCachePolicy(StrictModel):
     review_min_similarity: float = Field(default=DEFAULT_TARGET_PRECISION, gt=0, le=1)
     top_k: int = Field(default=5, ge=1, le=50)
     entity_check: bool = True
+    # Decide on what separates the two asks (gateway/difference/): refuse any
+    # meaning-bearing difference (a quantifier, conjunction, preposition, negation,
+    # operator, number, quoted span, role swap, the question's focus) at any
+    # similarity; serve asks that differ only in rewording (templates, articles,
+    # politeness, punctuation, order, known synonyms) from `preserving_floor` up.
+    difference_check: bool = True
+    # On the calibrated scale: where an ask that differs only in rewording is served.
+    preserving_floor: float = Field(default=0.70, gt=0, le=1)
+    # A soft meaning-bearing class (a preposition, conjunction, pronoun, modal, time or
+    # question word...) refuses when at most this many telling tokens changed: the
+    # asks are otherwise identical, so that word is what differs. In a wider rewording
+    # it is left to the embedding.
+    near_identical_tokens: int = Field(default=1, ge=0, le=10)
     # Also vet candidates ABOVE the review band with the local pair model (cheap, see
     # docs/measurements.md#structure-guard): word-order and role swaps score as
     # near-identical for every embedder.

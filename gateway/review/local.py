@@ -25,7 +25,7 @@ from gateway.nlp import detect_language
 from gateway.review.analysed import AnalysedTexts
 from gateway.review.features import FEATURE_NAMES, pair_features_of
 from gateway.review.model import MODEL_FORMAT, AdditiveModel, ReviewerModelFormatError
-from gateway.review.protocol import ReviewVerdict
+from gateway.review.protocol import LOCAL, ReviewVerdict
 from gateway.weights_file import WeightsFile
 
 MODEL_NAME = "local-pair-v1"
@@ -85,6 +85,7 @@ class LocalPairReviewer:
     def __init__(self, weights: LocalPairWeights | None = None) -> None:
         self.weights = weights if weights is not None else LocalPairWeights.packaged()
         self.name = MODEL_NAME
+        self.kind = LOCAL  # in-process and free: never sent the band below the threshold
         # Each text's analysis, kept: a stored candidate meets many queries.
         self._texts = AnalysedTexts()
         # Each pair's probability: a question asked again in the same words meets the
@@ -125,7 +126,15 @@ class LocalPairReviewer:
         )
 
     async def review(
-        self, query: str, candidate: str, similarity: float, stored_answer: str | None = None
+        self,
+        query: str,
+        candidate: str,
+        similarity: float,
+        stored_answer: str | None = None,
+        *,
+        tenant: str | None = None,
+        budget_tokens: int | None = None,
     ) -> ReviewVerdict:
-        # A pair model over the two requests: the stored answer is not one of its inputs.
+        # A pair model over the two requests: the stored answer is not one of its inputs,
+        # and it spends no tokens, so no tenant's budget is charged.
         return self.decide(query, candidate, similarity)

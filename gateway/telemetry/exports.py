@@ -1,5 +1,6 @@
 """Prometheus series read at scrape time from the parts that keep their own counts
-(policy reloads, hit audits, adaptive statistics and alerts, capped stores).
+(policy reloads, hit audits, adaptive statistics and alerts, capped stores, chat-model
+reviews).
 
 The composition root (`gateway/wiring.py`) calls each `export_*` once, after building the
 part it reads; the metrics registry calls the readers on every scrape.
@@ -19,6 +20,7 @@ if TYPE_CHECKING:
     from gateway.pipeline.audit import HitAuditor
     from gateway.pipeline.namespaces import NamespaceLimiter
     from gateway.policy.loader import PolicyStore
+    from gateway.review.usage import ReviewUsage
     from gateway.telemetry.hit_rate_alert import HitRateDropMonitor
 
 
@@ -171,4 +173,40 @@ def export_capacity(
         "Requests not cached because their tenant already used its cap of namespaces.",
         (),
         lambda: [((), float(namespaces.refused_total))],
+    )
+
+
+def export_review(metrics: GatewayMetrics, usage: ReviewUsage | None) -> None:
+    """A chat-model reviewer's tokens, cost and verdicts per tenant and model (nothing
+    for the local reviewer, which spends none)."""
+    if usage is None:
+        return
+    labels = ("tenant", "model")
+    metrics.counter_at_scrape(
+        "gateway_review_tokens",
+        "Tokens (prompt and completion) spent on chat-model reviews.",
+        labels,
+        lambda: [((t, m), float(tally.tokens)) for t, m, tally in usage.tallies()],
+    )
+    metrics.counter_at_scrape(
+        "gateway_review_cost_usd",
+        "Estimated cost of chat-model reviews (config prices or litellm's price map).",
+        labels,
+        lambda: [((t, m), tally.cost_usd) for t, m, tally in usage.tallies()],
+    )
+    metrics.counter_at_scrape(
+        "gateway_review_calls",
+        "Chat-model review calls by verdict (accepted, rejected, unavailable).",
+        ("tenant", "model", "verdict"),
+        lambda: [
+            ((t, m, verdict), float(n))
+            for t, m, tally in usage.tallies()
+            for verdict, n in sorted(tally.verdicts.items())
+        ],
+    )
+    metrics.counter_at_scrape(
+        "gateway_review_budget_refusals",
+        "Reviews refused because the tenant's hourly review token budget was spent.",
+        labels,
+        lambda: [((t, m), float(tally.over_budget)) for t, m, tally in usage.tallies()],
     )

@@ -37,6 +37,9 @@ class DecisionRecord:
     # counts only, never text. None when no stage parsed it (a bypass before parsing).
     turn: dict[str, Any] | None = None
     prompt: str | None = None
+    # On a semantic hit: the raw cosine and what separated the two asks (a class code)
+    cosine: float | None = None
+    difference: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         value = {
@@ -51,6 +54,8 @@ class DecisionRecord:
             "stored": self.stored,
             "coalesced": self.coalesced,
             "similarity": self.similarity,
+            "cosine": self.cosine,
+            "difference": self.difference,
             "review_verdict": self.review_verdict,
             "mismatch_kinds": list(self.mismatch_kinds),
             "classifier_rule": self.classifier_rule,

@@ -29,7 +29,7 @@ import numpy as np
 
 from gateway.cache.purge import PurgeFilter
 from gateway.embed.protocol import Vectors
-from gateway.review.protocol import ReviewVerdict
+from gateway.review.protocol import MODEL, ReviewVerdict
 from gateway.spend.records import SpendRow
 from gateway.storage.protocols import CachedCompletion, Counters
 
@@ -147,19 +147,31 @@ class StaticReviewer:
     """A reviewer that always gives the same verdict (or raises `error`).
 
     `calls` keeps every (query, candidate, similarity, stored_answer) it was asked
-    about, so a test can check whether, and with what, the review band was reached.
+    about, so a test can check whether, and with what, the review band was reached;
+    `tenants` whose request each was, with the budget it was given. `kind` is "model"
+    (a stand-in for a chat model, which is sent the review band) unless set.
     """
 
     same_meaning: bool = True
     score: float | None = None  # default: 1.0 when same_meaning, else 0.0
     error: Exception | None = None
     name: str = "static-reviewer"
+    kind: str = MODEL
     calls: list[tuple[str, str, float, str | None]] = field(default_factory=list)
+    tenants: list[tuple[str | None, int | None]] = field(default_factory=list)
 
     async def review(
-        self, query: str, candidate: str, similarity: float, stored_answer: str | None = None
+        self,
+        query: str,
+        candidate: str,
+        similarity: float,
+        stored_answer: str | None = None,
+        *,
+        tenant: str | None = None,
+        budget_tokens: int | None = None,
     ) -> ReviewVerdict:
         self.calls.append((query, candidate, similarity, stored_answer))
+        self.tenants.append((tenant, budget_tokens))
         if self.error is not None:
             raise self.error
         score = self.score if self.score is not None else float(self.same_meaning)

@@ -36,7 +36,6 @@ could be split off, `query_too_long` when the ask itself is that long).
 from __future__ import annotations
 
 import re
-import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -125,15 +124,17 @@ class TurnSplit:
 
 
 def normalise_material(block: str) -> str:
-    """Line endings, trailing spaces, runs of spaces inside a line and of blank lines do
-    not matter; leading indentation does (it is code's structure)."""
-    lines = []
-    for line in block.replace("\r\n", "\n").replace("\r", "\n").split("\n"):
-        stripped = line.rstrip()
-        indent = len(stripped) - len(stripped.lstrip())
-        lines.append(stripped[:indent] + _SPACES.sub(" ", stripped[indent:]))
-    text = textwrap.dedent("\n".join(lines)).strip()
-    return re.sub(r"\n{3,}", "\n\n", text)
+    """Material is compared byte for byte: only line endings are unified (CRLF and CR to
+    LF, which editors and platforms change on their own), and the line breaks and
+    spaces that separate the block from the ask around it are dropped (the block's
+    leading and trailing line breaks, the spaces after its last character, and a
+    one-line block's leading spaces). Everything inside is content: runs of spaces,
+    tabs, trailing spaces within, case and indentation (a TSV row with an empty column,
+    a string literal `'a    b'` and Python's indentation all change the answer)."""
+    block = block.replace("\r\n", "\n").replace("\r", "\n").strip("\n").rstrip(" ")
+    # A one-line block's leading spaces separate it from the ask ("Translate into
+    # French: I love cheese"); in a block of lines they may be the first line's indent.
+    return block.lstrip(" ") if "\n" not in block else block
 
 
 _WIDE = re.compile(r"[\u1100-\u11ff\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef]")
@@ -155,8 +156,10 @@ _CLEAN_SLICE_CHARS = 64 * 1024
 
 
 def _clean_ask(text: str) -> str:
+    """Runs of whitespace between words become one space; inside a quoted span or an
+    inline code span they are kept as written (`'a    b'` is not `'a b'`)."""
     if len(text) <= _CLEAN_SLICE_CHARS:
-        return " ".join(text.split())
+        return _collapse_outside_quotes(text)
     pieces: list[str] = []
     start = 0
     while start < len(text):
@@ -170,6 +173,37 @@ def _clean_ask(text: str) -> str:
             pieces.append(piece)
         start = end
     return " ".join(pieces)
+
+
+# Spans whose whitespace is content: quotes (straight, curly, CJK, single quotes at a
+# word's edge, not apostrophes) and inline code.
+_VERBATIM_SPAN = re.compile(
+    r"`[^`\n]{1,400}`"
+    r'|"[^"\n]{1,400}"|“[^”\n]{1,400}”|「[^」\n]{1,400}」|『[^』\n]{1,400}』'
+    r"|(?<![\w'])'[^'\n]{1,400}'(?![\w'])"
+)
+
+
+def _collapse_outside_quotes(text: str) -> str:
+    if "\t" not in text and not any(mark in text for mark in "`\"“「『'"):
+        return " ".join(text.split())
+    pieces: list[str] = []
+    position = 0
+    for match in _VERBATIM_SPAN.finditer(text):
+        pieces.append(_RUN_OF_SPACE.sub(_one_space_or_tabs, text[position : match.start()]))
+        pieces.append(match.group(0))
+        position = match.end()
+    pieces.append(_RUN_OF_SPACE.sub(_one_space_or_tabs, text[position:]))
+    return "".join(pieces).strip(" \n")
+
+
+_RUN_OF_SPACE = re.compile(r"\s+")
+
+
+def _one_space_or_tabs(match: re.Match[str]) -> str:
+    """A run of spaces and line breaks is one space; its tabs are kept (a TSV row's
+    empty column is two tabs, not one)."""
+    return "\t" * match.group(0).count("\t") or " "
 
 
 class _Extractor:
@@ -503,7 +537,9 @@ MAX_SPLIT_CHARS = 50_000
 
 def split_turn(text: str, max_ask_chars: int) -> TurnSplit:
     """The ask and the material of one user turn's text."""
-    text = text.replace("\r\n", "\n").replace("\r", "\n").strip()
+    # Spaces and line breaks around the turn are not content; a tab is (the empty last
+    # column of a pasted TSV row).
+    text = text.replace("\r\n", "\n").replace("\r", "\n").strip(" \n")
     if len(text) > MAX_SPLIT_CHARS:
         return TurnSplit(ask=_clean_ask(text), material=(), rule="too_long_to_split")
     if (

@@ -34,8 +34,8 @@ from gateway.adaptive.serving import AdaptiveServing
 from gateway.adaptive.stats import AdaptiveStats, Scope, scopes_of
 from gateway.components import SemanticComponents
 from gateway.nlp import detect_language
+from gateway.pipeline.judge import judge_candidate, stored_answer_text
 from gateway.pipeline.request import ChatRequest
-from gateway.pipeline.semantic import judge_candidate, stored_answer_text
 from gateway.storage import Storage
 from gateway.storage.protocols import SemanticEntry, VectorIndex
 from gateway.turn import ask_length

@@ -23,7 +23,7 @@ import orjson
 
 from gateway.embed.protocol import Embedder
 from gateway.entities.entities import EntityComparator
-from gateway.pipeline.semantic import StructureGuard, judge_candidate
+from gateway.pipeline.judge import StructureGuard, judge_candidate
 from gateway.policy.models import SemanticCachePolicy
 from gateway_tools.evaluation.adaptive_sim import StreamPair
 from gateway_tools.evaluation.pairs import HALVES, LabeledPair, embed_pair_set, in_half, scaled

@@ -7,6 +7,10 @@
     python -m gateway_tools.evaluation.calibrate --data ../shared/data \\
         --embedder litellm:text-embedding-3-small --config gateway.yaml --out my-cal.json
 
+`gateway calibrate --data ../shared/data --config gateway.yaml --out my-cal.json` runs
+the second for the config's `semantic.embedder` (a `model_list` name); the gateway loads
+the file from `semantic.calibration`.
+
 What is fitted (see `gateway.embed.calibration`): per language of the ask, the precision
 of serving every pair whose raw cosine is at least t, among the pairs that reach the
 threshold in the gateway: the ones `judge_candidate` lets through its entity comparison
@@ -45,7 +49,7 @@ from gateway.embed.calibration import METHODS, Calibration, Method
 from gateway.embed.calibration_fit import fit_calibration, roc_auc
 from gateway.embed.protocol import Embedder
 from gateway.entities.entities import EntityComparator
-from gateway.pipeline.semantic import StructureGuard, judge_candidate
+from gateway.pipeline.judge import StructureGuard, judge_candidate
 from gateway.policy.models import SemanticCachePolicy
 from gateway_tools.evaluation.pairs import LabeledPair, load_pairs
 

@@ -18,8 +18,9 @@ from typing import Any
 from gateway.auth import Principal
 from gateway.embed.protocol import Embedder
 from gateway.entities.entities import EntityComparator
+from gateway.pipeline.judge import StructureGuard
 from gateway.pipeline.request import ChatRequest
-from gateway.pipeline.semantic import SemanticCacheStage, StructureGuard
+from gateway.pipeline.semantic import SemanticCacheStage
 from gateway.pipeline.values import Hit, Timings
 from gateway.policy.models import Policy
 from gateway.review.protocol import Reviewer

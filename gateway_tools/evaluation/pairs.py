@@ -13,6 +13,12 @@ similarity for the ask's language, entity comparison, structure guard, review ba
 the real embedder and the real embedded vector index. The baseline is a plain raw-cosine
 threshold on the same vectors. `ablation_variants` lists the rules of an ablation (each
 check switched off in turn), judged on the same vectors.
+
+With `reviewer_errors` (`gateway eval pairs --reviewer-errors 0.90,0.05`) each protocol
+is judged a second time with a simulated chat-model reviewer
+(`gateway_tools.evaluation.simulated_reviewer`) in place of the offline one, under the
+same policy with its review band on: the result's `model_reviewer` sits next to the
+`pipeline` (offline default) row.
 """
 
 from __future__ import annotations
@@ -35,12 +41,13 @@ import numpy.typing as npt
 from gateway.embed.protocol import Embedder
 from gateway.entities.entities import EntityComparator
 from gateway.nlp import detect_language
-from gateway.pipeline.semantic import StructureGuard, judge_candidate
+from gateway.pipeline.judge import StructureGuard, judge_candidate
 from gateway.policy.models import SemanticCachePolicy
 from gateway.review.protocol import Reviewer
 from gateway.storage.embedded.vectors import EmbeddedVectorIndex
 from gateway.storage.protocols import SemanticEntry
 from gateway.turn import ask_length, split_turn
+from gateway_tools.evaluation.simulated_reviewer import SimulatedReviewer, pair_labels
 
 
 @dataclass(frozen=True, slots=True)
@@ -214,6 +221,7 @@ class Variant:
     label: str
     policy: SemanticCachePolicy
     scale: Scale = "language"
+    reviewer: Reviewer | None = None  # in place of the evaluation's reviewer
 
 
 # The ablation's review band starts here (calibrated), below the default accept level.
@@ -238,6 +246,33 @@ def ablation_variants(policy: SemanticCachePolicy) -> list[Variant]:
         Variant("- calibration (raw cosine)", policy, "raw"),
         Variant(f"+ review band [{band:.2f}, accept)", changed(review_min_similarity=band)),
     ]
+
+
+# (accept rate on duplicate pairs, on the others) of a simulated chat-model reviewer.
+ReviewerErrors = tuple[float, float]
+
+
+def with_review_band(policy: SemanticCachePolicy) -> SemanticCachePolicy:
+    """`policy` with its review on: a chat-model reviewer is sent
+    [review.band_floor, threshold)."""
+    return policy.model_copy(update={"review": policy.review.model_copy(update={"enabled": True})})
+
+
+def simulated_reviewer(pairs: Sequence[LabeledPair], errors: ReviewerErrors) -> SimulatedReviewer:
+    """A simulated chat-model reviewer that knows these pairs' labels."""
+    return SimulatedReviewer(pair_labels(pairs), *errors)
+
+
+def _model_reviewer_result(
+    simulated: SimulatedReviewer, policy: SemanticCachePolicy, summary: dict[str, Any]
+) -> dict[str, Any]:
+    accept = policy.accept_threshold
+    return {
+        **summary,
+        "reviewer": simulated.summary(),
+        "review_band": [policy.review.band_floor, accept],
+        "band_active": policy.review.enabled and policy.review.band_floor < accept,
+    }
 
 
 def scaled(embedder: Embedder, cosine: float, language: str, scale: Scale = "language") -> float:
@@ -311,11 +346,13 @@ async def evaluate_pair_protocol(
     policy: SemanticCachePolicy,
     guard: StructureGuard | None = None,
     variants: Sequence[Variant] | None = None,
+    reviewer_errors: ReviewerErrors | None = None,
 ) -> dict[str, object]:
     """Pair protocol for the policy (and, with `variants`, for each of them too: an
-    ablation on the same vectors). Each text is split as the gateway splits a turn: the
-    asks are embedded and judged, and a pair whose material differs (or whose ask is
-    too long) is never a candidate."""
+    ablation on the same vectors; with `reviewer_errors`, with a simulated chat-model
+    reviewer too). Each text is split as the gateway splits a turn: the asks are
+    embedded and judged, and a pair whose material differs (or whose ask is too long) is
+    never a candidate."""
     embedded = await embed_pair_set(pairs, embedder, policy.max_query_chars)
     pairs, candidates, cosines = embedded.pairs, embedded.candidates, embedded.cosines
     labels, languages = embedded.labels, embedded.languages
@@ -338,6 +375,11 @@ async def evaluate_pair_protocol(
         "auc": round(_auc(cosines, labels), 4),
         "judge_ms_per_pair": round(judged_ms, 3),
     }
+    if reviewer_errors is not None:
+        simulated = simulated_reviewer(pairs, reviewer_errors)
+        modelled = (await judge(Variant("model reviewer", policy, reviewer=simulated))).summary()
+        modelled["best_baseline"] = _best_baseline(cosines, labels, modelled)
+        result["model_reviewer"] = _model_reviewer_result(simulated, policy, modelled)
     if variants:
         rows = []
         for variant in variants:
@@ -379,7 +421,7 @@ async def _judge_pairs(
             scaled(embedder, float(cosine), language, variant.scale),
             variant.policy,
             comparator,
-            reviewer,
+            variant.reviewer if variant.reviewer is not None else reviewer,
             guard,
         )
         _count_pair(tally, pair, decision.accepted)
@@ -417,6 +459,7 @@ async def evaluate_pool_protocol(
     reviewer: Reviewer | None,
     policy: SemanticCachePolicy,
     guard: StructureGuard | None = None,
+    reviewer_errors: ReviewerErrors | None = None,
 ) -> dict[str, object]:
     firsts = sorted({p.first for p in pairs})
     first_ids = {text: index for index, text in enumerate(firsts)}
@@ -428,7 +471,14 @@ async def evaluate_pool_protocol(
     second_vectors = await _embed_all(
         embedder, [s.ask or p.second for s, p in zip(split_seconds, pairs, strict=True)]
     )
+    # The pool is judged on the asks: the simulated reviewer knows the pairs by those.
+    asks = [
+        LabeledPair(split_firsts[first_ids[pair.first]].ask, split.ask, pair.duplicate)
+        for pair, split in zip(pairs, split_seconds, strict=True)
+    ]
+    simulated = simulated_reviewer(asks, reviewer_errors) if reviewer_errors else None
     pipeline = Tally(per_negative=False)
+    modelled = Tally(per_negative=False)
     baselines = {t: Tally(per_negative=False) for t in BASELINE_THRESHOLDS}
     with tempfile.TemporaryDirectory() as workdir:
         index = await EmbeddedVectorIndex.open(Path(workdir), "evaluation")
@@ -448,7 +498,7 @@ async def evaluate_pool_protocol(
             )
             await index.add(entry, vector)
         for pair, split, vector in zip(pairs, split_seconds, second_vectors, strict=True):
-            for tally in (pipeline, *baselines.values()):
+            for tally in (pipeline, modelled, *baselines.values()):
                 tally.pairs += 1
                 tally.positives += pair.duplicate
                 tally.negatives += not pair.duplicate
@@ -459,42 +509,62 @@ async def evaluate_pool_protocol(
             )
             language = detect_language(pair.second)
             partner = str(first_ids[pair.first])
-            served: SemanticEntry | None = None
-            top_reason = "no_candidate"  # why the best candidate was not served
-            for rank, (entry, cosine) in enumerate(candidates):
-                decision = await judge_candidate(
-                    split.ask,
-                    entry.query_text,
-                    embedder.calibrate(cosine, language),
-                    policy,
-                    comparator,
-                    reviewer,
-                    guard,
+            judged = [(pipeline, reviewer)] + ([(modelled, simulated)] if simulated else [])
+            for tally, judge in judged:
+                served, top_reason = await _first_served(
+                    split.ask, candidates, language, embedder, policy, comparator, judge, guard
                 )
-                if decision.accepted:
-                    served = entry
-                    break
-                reason = decision.reason.value if decision.reason else "rejected"
-                if rank == 0:
-                    top_reason = reason
-                if reason == "below_threshold":
-                    break
-            if served is not None:
-                _count_pool_hit(pipeline, served, partner, pair)
-            else:
-                pipeline.rejections[top_reason] += 1
+                if served is not None:
+                    _count_pool_hit(tally, served, partner, pair)
+                else:
+                    tally.rejections[top_reason] += 1
             if candidates:
                 top, top_cosine = candidates[0]
                 for threshold, tally in baselines.items():
                     if top_cosine >= threshold:
                         _count_pool_hit(tally, top, partner, pair)
         await index.close()
-    return {
+    result: dict[str, object] = {
         "protocol": "pool",
         "pool_size": len(firsts),
         "pipeline": pipeline.summary(),
         "baseline_cosine": {f"{t:.2f}": b.summary() for t, b in baselines.items()},
     }
+    if simulated is not None:
+        result["model_reviewer"] = _model_reviewer_result(simulated, policy, modelled.summary())
+    return result
+
+
+async def _first_served(
+    ask: str,
+    candidates: Sequence[tuple[SemanticEntry, float]],
+    language: str,
+    embedder: Embedder,
+    policy: SemanticCachePolicy,
+    comparator: EntityComparator,
+    reviewer: Reviewer | None,
+    guard: StructureGuard | None,
+) -> tuple[SemanticEntry | None, str]:
+    """The candidate served (best first), or None and why the best one was not."""
+    top_reason = "no_candidate"
+    for rank, (entry, cosine) in enumerate(candidates):
+        decision = await judge_candidate(
+            ask,
+            entry.query_text,
+            embedder.calibrate(cosine, language),
+            policy,
+            comparator,
+            reviewer,
+            guard,
+        )
+        if decision.accepted:
+            return entry, top_reason
+        reason = decision.reason.value if decision.reason else "rejected"
+        if rank == 0:
+            top_reason = reason
+        if reason == "below_threshold":
+            break
+    return None, top_reason
 
 
 def _pool_fingerprint(split: SplitText) -> str:

@@ -18,7 +18,7 @@ import numpy as np
 from gateway.embed.protocol import Embedder
 from gateway.entities.entities import EntityComparator
 from gateway.nlp import detect_language
-from gateway.pipeline.semantic import StructureGuard, judge_candidate
+from gateway.pipeline.judge import StructureGuard, judge_candidate
 from gateway.policy.models import SemanticCachePolicy
 from gateway.review.protocol import Reviewer
 

@@ -1,6 +1,7 @@
 """`gateway eval`: run the decision pipeline over labeled data and print the results.
 
 gateway eval pairs --data ../shared/data [--sets qqp,lcqmc,...] [--limit N] [--ablation]
+                   [--reviewer-errors ACCEPT_DUP,ACCEPT_NONDUP]
 gateway eval classifier --data ../shared/data
 gateway eval probes
 """
@@ -20,13 +21,19 @@ from gateway.policy.models import Policy, SemanticCachePolicy
 from gateway.review.local import LocalPairReviewer
 from gateway_tools.evaluation.followup_reuse import evaluate_followup_reuse
 from gateway_tools.evaluation.pairs import (
+    ReviewerErrors,
     ablation_variants,
     evaluate_pair_protocol,
     evaluate_pool_protocol,
     load_pairs,
+    with_review_band,
 )
 from gateway_tools.evaluation.probes import evaluate_probes
-from gateway_tools.evaluation.structural import evaluate_structural_probes
+from gateway_tools.evaluation.structural import (
+    DIFFERENCE_PROBES,
+    PARAPHRASE_PROBES,
+    evaluate_structural_probes,
+)
 
 DEFAULT_SETS = ("qqp", "lcqmc", "paws_en", "pawsx_zh")
 
@@ -51,9 +58,25 @@ def _print_pair_result(name: str, result: dict[str, Any]) -> None:
         )
 
     row("gateway pipeline", pipeline)
+    modelled = result.get("model_reviewer")
+    if modelled:
+        simulated = modelled["reviewer"]
+        row(
+            f"+ model reviewer (accepts {simulated['accept_dup']:g} of duplicates, "
+            f"{simulated['accept_nondup']:g} of others)",
+            modelled,
+        )
     for threshold, tally in result["baseline_cosine"].items():
         row(f"cosine >= {threshold}", tally)
     print(f"rejected by: {pipeline['rejected_by']}")
+    if modelled:
+        low, high = modelled["review_band"]
+        print(
+            f"model reviewer: band [{low:.2f}, {high:.2f})"
+            + ("" if modelled["band_active"] else " (empty)")
+            + f", asked {modelled['reviewer']['asked']} times {modelled['reviewer']['answers']}; "
+            f"rejected by: {modelled['rejected_by']}"
+        )
     if "pool_size" in result:
         print(
             f"served another stored entry with the query's own text (counted false above): "
@@ -98,6 +121,7 @@ async def eval_pairs(
     reviewer_weights: Path | None = None,
     ablation: bool = False,
     target_precision: float | None = None,
+    reviewer_errors: ReviewerErrors | None = None,
 ) -> dict[str, Any]:
     comparator = await _eval_comparator()
     embedder = await load_local_embedder()
@@ -105,12 +129,16 @@ async def eval_pairs(
     # Other weights serve as the structure guard too, as the packaged ones do.
     guard = reviewer if reviewer_weights is not None else load_guard()
     policy = _policy(target_precision)
+    if reviewer_errors is not None:
+        # The simulated chat-model reviewer is sent [review.band_floor, threshold).
+        policy = with_review_band(policy)
     variants = ablation_variants(policy) if ablation else None
     results: dict[str, Any] = {
         "embedder": embedder.name,
         "reviewer": str(reviewer_weights) if reviewer_weights else reviewer.name,
         "half": half,
         "target_precision": policy.target_precision,
+        "reviewer_errors": list(reviewer_errors) if reviewer_errors is not None else None,
     }
     if half or reviewer_weights:
         print(f"half: {half or 'all'}; reviewer weights: {results['reviewer']}")
@@ -119,11 +147,11 @@ async def eval_pairs(
         for protocol in protocols:
             if protocol == "pair":
                 result = await evaluate_pair_protocol(
-                    pairs, embedder, comparator, reviewer, policy, guard, variants
+                    pairs, embedder, comparator, reviewer, policy, guard, variants, reviewer_errors
                 )
             else:
                 result = await evaluate_pool_protocol(
-                    pairs, embedder, comparator, reviewer, policy, guard
+                    pairs, embedder, comparator, reviewer, policy, guard, reviewer_errors
                 )
             results[f"{name}/{protocol}"] = result
             _print_pair_result(name, result)
@@ -174,6 +202,17 @@ async def eval_probes(target_precision: float | None = None) -> dict[str, Any]:
     result["structural"] = await evaluate_structural_probes(
         embedder, comparator, reviewer, guard, Policy(semantic_cache=semantic_policy)
     )
+    # Plain whole turns through the same path: one-slot near misses and paraphrases.
+    for name, path in (("difference", DIFFERENCE_PROBES), ("paraphrases", PARAPHRASE_PROBES)):
+        result[name] = await evaluate_structural_probes(
+            embedder,
+            comparator,
+            reviewer,
+            guard,
+            Policy(semantic_cache=semantic_policy),
+            path=path,
+            max_examples=100,
+        )
     print(json.dumps(result, indent=2, ensure_ascii=False))
     return result
 
@@ -189,6 +228,7 @@ def run_eval(
     reviewer_weights: Path | None = None,
     ablation: bool = False,
     target_precision: float | None = None,
+    reviewer_errors: ReviewerErrors | None = None,
 ) -> int:
     if command in ("pairs", "classifier") and (data_dir is None or not data_dir.is_dir()):
         print(f"gateway eval {command}: --data must name the shared data folder")
@@ -197,7 +237,15 @@ def run_eval(
         assert data_dir is not None
         results = asyncio.run(
             eval_pairs(
-                data_dir, sets, limit, protocols, half, reviewer_weights, ablation, target_precision
+                data_dir,
+                sets,
+                limit,
+                protocols,
+                half,
+                reviewer_weights,
+                ablation,
+                target_precision,
+                reviewer_errors,
             )
         )
     elif command == "classifier":

@@ -14,6 +14,7 @@ import numpy.typing as npt
 import pytest
 
 from gateway.auth import Principal
+from gateway.difference.analysis import Difference
 from gateway.entities.entities import EntityVerdict, Mismatch
 from gateway.pipeline.reasons import Layer, Reason
 from gateway.pipeline.request import ChatRequest
@@ -25,7 +26,11 @@ from gateway.storage.protocols import SemanticEntry
 
 # The default policy serves at its target precision and has no review band; these tests
 # exercise the band, so they open one (the scripted embedder's scale is the identity).
-BAND = {"accept_threshold": 0.92, "review_min_similarity": 0.85}
+BAND = {
+    "accept_threshold": 0.92,
+    "review_min_similarity": 0.85,
+    "review": {"band_floor": 0.85},
+}
 BAND_POLICY = Policy.model_validate({"semantic_cache": BAND})
 
 
@@ -93,6 +98,10 @@ class StubComparator:
     def content_changes(self, query: str, candidate: str) -> tuple[str, ...]:
         return ()
 
+    def difference(self, query: str, candidate: str, context: str = "") -> Difference:
+        # A content word the lexicon does not know: the embedding and the checks decide.
+        return Difference((), (), ("word",), changed_tokens=2)
+
     def compare(self, query: str, candidate: str) -> EntityVerdict:
         if self.mismatch:
             return EntityVerdict(mismatches=(Mismatch("number", "3", "4"),))
@@ -102,13 +111,21 @@ class StubComparator:
 @dataclass
 class ScriptedReviewer:
     name: str = "scripted"
+    kind: str = "model"  # a chat model's stand-in: it is sent the review band
     answer: bool | None = True  # None: raise
     delay_seconds: float = 0.0
     calls: int = 0
     answers_seen: list[str | None] = field(default_factory=list)
 
     async def review(
-        self, query: str, candidate: str, similarity: float, stored_answer: str | None = None
+        self,
+        query: str,
+        candidate: str,
+        similarity: float,
+        stored_answer: str | None = None,
+        *,
+        tenant: str | None = None,
+        budget_tokens: int | None = None,
     ) -> ReviewVerdict:
         self.calls += 1
         self.answers_seen.append(stored_answer)
@@ -251,7 +268,7 @@ async def test_embedder_failure_is_a_miss_with_a_reason(
 async def test_review_band_with_the_real_local_reviewer(
     query: str, candidate: str, accepted: bool
 ) -> None:
-    from gateway.pipeline.semantic import judge_candidate
+    from gateway.pipeline.judge import judge_candidate
     from gateway.review.local import LocalPairReviewer
 
     decision = await judge_candidate(
@@ -267,7 +284,7 @@ async def test_review_band_with_the_real_local_reviewer(
 
 
 async def test_structure_guard_vets_candidates_above_the_band() -> None:
-    from gateway.pipeline.semantic import judge_candidate
+    from gateway.pipeline.judge import judge_candidate
     from gateway.review.local import LocalPairReviewer
 
     guard = LocalPairReviewer.load()

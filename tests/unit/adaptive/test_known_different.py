@@ -12,6 +12,7 @@ import pytest
 from gateway.adaptive.judge_error import JudgeErrorEstimate, JudgeErrors, wilson_upper_bound
 from gateway.adaptive.known_different import HARD_MISMATCH_KINDS, is_known_different
 from gateway.adaptive.stats import AdaptiveStats, Scope
+from gateway.difference.analysis import Difference
 from gateway.entities.entities import EntityVerdict, Mismatch
 from gateway.pipeline.decision import Decision
 from gateway.pipeline.reasons import Layer, Reason
@@ -37,6 +38,10 @@ class KindComparator:
 
     def content_changes(self, query: str, candidate: str) -> tuple[str, ...]:
         return ()
+
+    def difference(self, query: str, candidate: str, context: str = "") -> Difference:
+        # A content word the lexicon does not know: the embedding and the checks decide.
+        return Difference((), (), ("word",), changed_tokens=2)
 
     def compare(self, query: str, candidate: str) -> EntityVerdict:
         if query == candidate:

@@ -11,7 +11,7 @@ import pytest
 
 from gateway.adaptive.buckets import BucketStats, bucket_count, bucket_floor, bucket_of
 from gateway.adaptive.judge_error import JudgeErrorEstimate, JudgeErrors
-from gateway.adaptive.threshold import choose_threshold, served_precision
+from gateway.adaptive.threshold import choose_threshold, min_added_verdicts, served_precision
 
 TARGET = 0.97
 STATIC = 0.97
@@ -145,6 +145,103 @@ def test_the_chosen_point_reports_the_bound_of_what_it_serves() -> None:
     point = choose_threshold(stats, TARGET, STATIC, FLOOR)
     index = bucket_of(point.threshold, FLOOR)
     assert index is not None
-    estimate = served_precision(stats, index, accepted_from=bucket_of(STATIC, FLOOR))
+    estimate = served_precision(stats, index)
     assert estimate is not None
-    assert (point.precision, point.lower_bound) == (round(estimate[0], 4), round(estimate[1], 4))
+    assert (point.precision, point.lower_bound) == (
+        round(estimate.precision, 4),
+        round(estimate.lower_bound, 4),
+    )
+    assert point.judged == estimate.judged
+
+
+def _judged(stats: BucketStats, similarity: float, verdicts: int, agreeing: int) -> None:
+    """`verdicts` judged candidates at `similarity`, `agreeing` of them the same."""
+    for number in range(verdicts):
+        stats.add_traffic(similarity)
+        stats.add_verdict(similarity, 1.0 if number < agreeing else 0.0)
+
+
+def _own_bound(stats: BucketStats, lowest: int, stop: int) -> float:
+    """The pooled bound of buckets lowest..stop-1 on their own evidence."""
+    alone = BucketStats(floor=FLOOR)
+    for index in range(lowest, stop):
+        alone.traffic[index] = stats.traffic[index]
+        alone.judged[index] = stats.judged[index]
+        alone.judged_same[index] = stats.judged_same[index]
+    estimate = served_precision(alone, lowest)
+    assert estimate is not None
+    return estimate.lower_bound
+
+
+def test_the_served_set_reaches_the_target_where_no_added_bucket_does() -> None:
+    # The served region is audited and precise; each bucket below the static default
+    # is a little under the target, and so are they all together: the whole served set
+    # from 0.90 up still keeps its bound at the target, and that is what is served.
+    stats = BucketStats(floor=FLOOR)
+    _judged(stats, 0.975, 400, 400)
+    _judged(stats, 0.995, 400, 400)
+    for similarity in (0.905, 0.915, 0.925, 0.935, 0.945, 0.955, 0.965):
+        _judged(stats, similarity, 25, 24)  # 0.96 each
+    static_bucket, lowest = bucket_of(STATIC, FLOOR), bucket_of(0.905, FLOOR)
+    assert static_bucket is not None and lowest is not None
+    for index in range(lowest, static_bucket):
+        assert _own_bound(stats, index, index + 1) < TARGET
+    assert _own_bound(stats, lowest, static_bucket) < TARGET
+    point = choose_threshold(stats, TARGET, STATIC, FLOOR)
+    assert point.threshold == pytest.approx(0.90)
+    assert point.lower_bound is not None and point.lower_bound >= TARGET
+
+
+def test_a_served_set_whose_pooled_bound_falls_short_keeps_the_static_default() -> None:
+    stats = BucketStats(floor=FLOOR)
+    _judged(stats, 0.985, 300, 300)  # audits: the served region is precise
+    for similarity in (0.905, 0.925, 0.945, 0.965):
+        _judged(stats, similarity, 100, 90)  # 0.90 below it: pooled, 0.93 from 0.90 up
+    point = choose_threshold(stats, TARGET, STATIC, FLOOR)
+    assert point.threshold == STATIC
+    estimate = served_precision(stats, bucket_of(0.905, FLOOR) or 0)
+    assert estimate is not None and estimate.lower_bound < TARGET
+
+
+def test_it_stops_where_the_pooled_bound_still_holds() -> None:
+    # Precise down to 0.93, wrong answers below: the pooled bound holds from 0.93 up and
+    # fails once the 0.90-0.92 buckets join.
+    stats = BucketStats(floor=FLOOR)
+    _judged(stats, 0.985, 300, 300)
+    for similarity in (0.935, 0.945, 0.955, 0.965):
+        _judged(stats, similarity, 60, 60)
+    for similarity in (0.905, 0.915, 0.925):
+        _judged(stats, similarity, 60, 40)
+    assert choose_threshold(stats, TARGET, STATIC, FLOOR).threshold == pytest.approx(0.93)
+
+
+def test_a_move_needs_the_minimum_of_verdicts_below_the_static_default() -> None:
+    # However precise the audited region above, the buckets a move adds must hold as
+    # many verdicts as a spotless record needs to show the target on its own.
+    needed = min_added_verdicts(TARGET)
+    assert 87 < needed < 88
+    stats = BucketStats(floor=FLOOR)
+    _judged(stats, 0.985, 2000, 2000)
+    _judged(stats, 0.905, 80, 80)
+    assert choose_threshold(stats, TARGET, STATIC, FLOOR).threshold == STATIC
+    _judged(stats, 0.905, 8, 8)
+    assert choose_threshold(stats, TARGET, STATIC, FLOOR).threshold == pytest.approx(0.90)
+    assert min_added_verdicts(0.92) < min_added_verdicts(0.95) < needed
+    assert min_added_verdicts(1.0) == float("inf")
+
+
+def test_the_bound_must_hold_at_the_chosen_floor_not_at_every_floor_above() -> None:
+    # A thinly judged step just under the static default (10 verdicts) cannot show the
+    # target, and need not: the served set from 0.90 up, with 200 more, does.
+    stats = BucketStats(floor=FLOOR)
+    _judged(stats, 0.965, 10, 10)
+    _judged(stats, 0.905, 200, 200)
+    assert choose_threshold(stats, TARGET, STATIC, FLOOR).threshold == pytest.approx(0.90)
+
+
+def test_it_stops_only_at_a_bucket_with_verdicts() -> None:
+    stats = BucketStats(floor=FLOOR)
+    _judged(stats, 0.905, 300, 300)
+    for _ in range(50):
+        stats.add_traffic(0.855)  # traffic below, never judged
+    assert choose_threshold(stats, TARGET, STATIC, FLOOR).threshold == pytest.approx(0.90)

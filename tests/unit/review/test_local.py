@@ -16,7 +16,7 @@ import pytest
 from gateway.review.features import FEATURE_NAMES
 from gateway.review.local import MODEL_NAME, LocalPairReviewer, LocalPairWeights
 from gateway.review.model import ReviewerModelFormatError
-from gateway.review.protocol import Reviewer, ReviewVerdict
+from gateway.review.protocol import LOCAL, Reviewer, ReviewVerdict
 
 SIMILARITY = 0.88  # inside the default review band
 
@@ -65,6 +65,7 @@ def test_packaged_weights_load(reviewer: LocalPairReviewer) -> None:
 def test_it_is_a_reviewer(reviewer: LocalPairReviewer) -> None:
     as_protocol: Reviewer = reviewer
     assert as_protocol.name == "local-pair-v1"
+    assert as_protocol.kind == LOCAL  # never sent the band below the threshold
 
 
 @pytest.mark.parametrize(("a", "b"), SWAPS)
@@ -97,6 +98,14 @@ async def test_review_returns_a_verdict(reviewer: LocalPairReviewer) -> None:
     assert verdict.same_meaning
     assert verdict.reviewer == "local-pair-v1"
     assert verdict.score == reviewer.score(*PARAPHRASES[0], SIMILARITY)
+
+
+async def test_the_tenant_and_its_budget_change_nothing(reviewer: LocalPairReviewer) -> None:
+    # It spends no tokens: even a zero budget is not a reason to refuse.
+    verdict = await reviewer.review(
+        *PARAPHRASES[0], similarity=SIMILARITY, tenant="acme", budget_tokens=0
+    )
+    assert verdict == await reviewer.review(*PARAPHRASES[0], similarity=SIMILARITY)
 
 
 def test_fast_enough_to_run_inline(reviewer: LocalPairReviewer) -> None:

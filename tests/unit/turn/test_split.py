@@ -139,12 +139,19 @@ def test_a_long_turn_without_a_split_keeps_its_whole_text_as_the_ask() -> None:
     assert split.material == () and ask_length(split.ask) > MAX
 
 
-def test_one_token_in_the_material_changes_it_and_whitespace_does_not() -> None:
+def test_material_is_compared_byte_for_byte_but_for_line_endings() -> None:
     base = "Summarize this contract:\nThe buyer pays within 30 days.\nLate fees apply."
     edited = base.replace("30", "60")
-    spaced = base.replace("\n", "   \n").replace("pays within", "pays  within")
+    spaced = base.replace("pays within", "pays  within")
+    tabbed = "Count the columns:\nalice\t\t42\nbob\t7\t1"
     assert split_turn(base, MAX).material != split_turn(edited, MAX).material
-    assert split_turn(base, MAX).material == split_turn(spaced, MAX).material
+    # A run of spaces or an empty TSV column is content, never normalised away...
+    assert split_turn(base, MAX).material != split_turn(spaced, MAX).material
+    assert (
+        split_turn(tabbed, MAX).material != split_turn(tabbed.replace("\t\t", "\t"), MAX).material
+    )
+    # ...line endings are not (editors and platforms change them on their own).
+    assert split_turn(base, MAX).material == split_turn(base.replace("\n", "\r\n"), MAX).material
     # ...but indentation is code's structure
     assert normalise_material("if x:\n    a\nb") != normalise_material("if x:\n    a\n    b")
 
