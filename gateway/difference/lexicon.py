@@ -15,7 +15,9 @@ from typing import Any, Literal
 
 import yaml
 
-Meaning = Literal["bearing", "preserving"]
+# bearing: refuses; preserving: rewording; content: a word cut as one unit but judged
+# like any content word the lexicon does not know (Chinese compounds).
+Meaning = Literal["bearing", "preserving", "content"]
 DATA_PACKAGE = "gateway.difference.data"
 LEXICON_RESOURCE = "lexicon.yaml"
 
@@ -41,8 +43,9 @@ class LanguageLexicon:
         return _by_first_char(self.multi_char_words)
 
     def meaning_of(self, token: str) -> tuple[str, Meaning] | None:
+        """(class, meaning) of a token; None for a content word (unknown or compound)."""
         name = self.word_class.get(token)
-        if name is None:
+        if name is None or self.class_meaning[name] == "content":
             return None
         return name, self.class_meaning[name]
 
@@ -122,8 +125,10 @@ def _language(section: Any, name: str) -> LanguageLexicon:
     meanings: dict[str, Meaning] = {}
     for class_name, body in (section.get("classes") or {}).items():
         meaning = body.get("meaning")
-        if meaning not in ("bearing", "preserving"):
-            raise LexiconError(f"{name}.classes.{class_name}: meaning is bearing or preserving")
+        if meaning not in ("bearing", "preserving", "content"):
+            raise LexiconError(
+                f"{name}.classes.{class_name}: meaning is bearing, preserving or content"
+            )
         meanings[class_name] = meaning
         for word in body.get("words") or ():
             word_class.setdefault(str(word).lower(), class_name)

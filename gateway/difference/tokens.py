@@ -46,8 +46,9 @@ _TOKEN = re.compile(
     r"|(?P<other>\S)",
     re.IGNORECASE,
 )
-# A dash between spaces is punctuation ("affect vs effect - what's the difference?").
-_DASH = re.compile(r"(?:(?<=\s)|^)[-–—]+(?=\s|$)")
+# A dash between spaces and between words is punctuation ("affect vs effect - what's
+# the difference?"); between numbers or one-letter names it is a minus ("3 - 2").
+_DASH = re.compile(r"(?<=[a-z]{2}) +[-–—]+ +(?=[a-z]{2})|[–—]")
 _CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
 
 

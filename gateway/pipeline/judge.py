@@ -111,7 +111,7 @@ async def judge_candidate(
     difference = None
     if policy.difference_check:
         difference = comparator.difference(query, candidate, context)
-        refusal = difference.refusal(policy.near_identical_tokens)
+        refusal = difference.refusal(policy.near_identical_tokens, policy.short_ask_tokens)
         if refusal:
             return CandidateDecision(False, Reason.MEANING_DIFFERS, mismatch_kinds=refusal)
     rewording = difference is not None and difference.only_preserving

@@ -138,6 +138,9 @@ class SemanticCachePolicy(StrictModel):
     # asks are otherwise identical, so that word is what differs. In a wider rewording
     # it is left to the embedding.
     near_identical_tokens: int = Field(default=1, ge=0, le=10)
+    # ...in an ask of at most this many tokens; in a longer sentence one added or
+    # dropped function word is more often a paraphrase ("crosses over the river").
+    short_ask_tokens: int = Field(default=16, ge=0, le=1000)
     # Also vet candidates ABOVE the review band with the local pair model (cheap, see
     # docs/measurements.md#structure-guard): word-order and role swaps score as
     # near-identical for every embedder.

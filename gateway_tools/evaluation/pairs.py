@@ -239,6 +239,12 @@ def ablation_variants(policy: SemanticCachePolicy) -> list[Variant]:
 
     return [
         Variant("full rule", policy),
+        Variant("- difference analysis", changed(difference_check=False)),
+        Variant(
+            "- soft classes (hard bearing only)",
+            changed(near_identical_tokens=0, short_ask_tokens=0),
+        ),
+        Variant("- rewordings from the floor", changed(preserving_floor=policy.accept_threshold)),
         Variant("- entity comparison", changed(entity_check=False)),
         Variant("- structure guard", changed(structure_guard=False)),
         Variant("- strict terms", changed(strict_band_terms=False)),

@@ -50,15 +50,15 @@ def test_near_miss_with_another_entity_is_refused(gateway: RunningGateway) -> No
     assert headers["x-gateway-cache-reason"] in ("entity_mismatch", "below_threshold")
 
 
-def test_near_misses_above_the_band_are_entity_mismatches(gateway: RunningGateway) -> None:
+def test_near_misses_above_the_band_differ_in_meaning(gateway: RunningGateway) -> None:
     _ask(gateway, "How do I sort a list in Python 2?")
     headers, _ = _ask(gateway, "How do I sort a list in Python 3?")
     assert headers["x-gateway-cache"] == "miss"
-    assert headers["x-gateway-cache-reason"] == "entity_mismatch"
+    assert headers["x-gateway-cache-reason"] == "meaning_differs"
     _ask(gateway, "Is it safe to take ibuprofen with coffee?")
     headers, _ = _ask(gateway, "Is it not safe to take ibuprofen with coffee?")
     assert headers["x-gateway-cache"] == "miss"
-    assert headers["x-gateway-cache-reason"] == "entity_mismatch"
+    assert headers["x-gateway-cache-reason"] == "meaning_differs"
 
 
 def test_different_system_prompt_never_shares_an_answer(gateway: RunningGateway) -> None:
@@ -130,10 +130,10 @@ def test_chinese_paraphrase_and_time_word(gateway: RunningGateway) -> None:
 def test_gray_band_goes_to_a_litellm_reviewer(
     start_gateway: GatewayFactory, tmp_path: Path
 ) -> None:
-    # The default policy has no review band (it serves at the target precision); this
-    # one sends [0.9, 0.9999) to the reviewer, where this pair lands (calibrated ~0.98)
-    # with agreeing entities.
-    stored, asked = "中国的首都是哪个城市？", "中国的首都是哪个城市"
+    # This policy sends [0.9, 0.9999) to the reviewer, where this pair lands (calibrated
+    # ~0.98) with agreeing entities and one content word changed (城市 / 都市), which
+    # only the embedding and a reviewer can settle (a rewording alone would be served).
+    stored, asked = "中国的首都是哪个城市？", "中国的首都是哪个都市？"
     policies = tmp_path / "policies-band"
     policies.mkdir()
     (policies / "default.yaml").write_text(
