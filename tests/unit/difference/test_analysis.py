@@ -41,7 +41,7 @@ def test_the_lexicon_has_examples_of_both_meanings_in_both_languages() -> None:
 
 
 def test_a_malformed_lexicon_is_refused_with_the_section_named() -> None:
-    with pytest.raises(LexiconError, match="en.classes.quantifier"):
+    with pytest.raises(LexiconError, match=r"en\.classes\.quantifier"):
         Lexicon.from_text("en: {classes: {quantifier: {meaning: maybe}}}\nzh: {}\n")
     with pytest.raises(LexiconError, match="two sections"):
         Lexicon.from_text("en: {}\n")
