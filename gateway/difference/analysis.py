@@ -152,8 +152,16 @@ class DifferenceAnalyser:
         found = _Found()
         moved = _moved(left, right, spans)
         if moved:
-            order = _order_change(self._telling(left), self._telling(right))
-            (found.bearing if order in _BEARING_ORDER else found.preserving).append(order)
+            if _keys(self._telling(left)) == _keys(self._telling(right)):
+                # Only templates, question words, filler or punctuation moved
+                # (什么是X / X是什么): every word that carries the request kept its order.
+                found.preserving.append("template")
+            else:
+                # With the question words: "谁喜欢X" / "X喜欢谁" swaps who does what.
+                order = _order_change(
+                    self._telling(left, questions=True), self._telling(right, questions=True)
+                )
+                (found.bearing if order in _BEARING_ORDER else found.preserving).append(order)
         shared = _seen(self.tokens(context)) if context else _NOTHING
         for span in spans:
             self._classify(left, right, span, moved, shared, found)
@@ -233,13 +241,18 @@ class DifferenceAnalyser:
         kind = self._kind_of(token)
         return kind is None or kind[1] == "bearing"
 
-    def _telling(self, tokens: Sequence[Token]) -> list[tuple[int, Token]]:
-        """The words that carry the request, in order: all but preserving ones, question
-        words and templates (which may stand first or last in a question)."""
+    def _telling(
+        self, tokens: Sequence[Token], *, questions: bool = False
+    ) -> list[tuple[int, Token]]:
+        """The words that carry the request, in order: all but preserving ones; question
+        words and templates only with `questions` (they may stand first or last)."""
         telling = []
         for index, token in enumerate(tokens):
             kind = self._kind_of(token)
-            if token.kind == "canon" or (kind is not None and kind[0] == "question"):
+            asks = token.kind == "canon" or (kind is not None and kind[0] == "question")
+            if asks:
+                if questions and token.key not in _NOT_QUESTIONS:
+                    telling.append((index, token))
                 continue
             if kind is None or kind[1] == "bearing":
                 telling.append((index, token))
@@ -391,8 +404,6 @@ def _order_change(
     - `reorder`: anything else; the caller has the structure guard confirm it."""
     left = [token for _, token in telling_l]
     keys_l, keys_r = [t.key for t in left], [t.key for _, t in telling_r]
-    if keys_l == keys_r:
-        return "template"
     start = 0
     while start < min(len(keys_l), len(keys_r)) and keys_l[start] == keys_r[start]:
         start += 1
@@ -416,11 +427,7 @@ def _order_change(
             if any(t.kind == "operator" for t in blocks):
                 return "reorder_operator"
             if not pivot:
-                if (
-                    blocks
-                    and blocks[0].key.isascii()
-                    and not _touching(telling_l, telling_r, start, size, x, y)
-                ):
+                if not _touching(telling_l, telling_r, start, size, x, y):
                     return "reorder"
                 return "reorder_block"
             if all(key in _SYMMETRIC for key in pivot):
@@ -446,6 +453,12 @@ def _touching(
     return y_start_l == x_end_l + 1 or x_start_r == y_end_r + 1
 
 
+def _keys(telling: Sequence[tuple[int, Token]]) -> list[str]:
+    return [token.key for _, token in telling]
+
+
+# Canonical tokens that are not questions: politeness and "explain" templates.
+_NOT_QUESTIONS = frozenset({"<ask>", "<explain>"})
 _REORDERS = frozenset({"reorder", "reorder_block", "reorder_symmetric"})
 _BEARING_ORDER = frozenset({"role_swap", "reorder_operator"})
 _MAX_ORDER_TOKENS = 60
