@@ -191,6 +191,8 @@ class DifferenceAnalyser:
         side_l = [t for t in left[span.i1 : span.i2] if t.key not in moved]
         side_r = [t for t in right[span.j1 : span.j2] if t.key not in moved]
         side_l, side_r = _unquote(side_l, side_r, found.preserving)
+        # Synonyms of the lexicon pair off first, whatever their class ("I" / "you").
+        side_l, side_r = self._pair_off(side_l, side_r, found.preserving, synonyms_only=True)
         unknown_l: list[Token] = []
         unknown_r: list[Token] = []
         classes: tuple[set[str], set[str]] = (set(), set())
@@ -259,12 +261,23 @@ class DifferenceAnalyser:
         return telling
 
     def _pair_off(
-        self, left: list[Token], right: list[Token], preserving: list[str]
+        self,
+        left: list[Token],
+        right: list[Token],
+        preserving: list[str],
+        *,
+        synonyms_only: bool = False,
     ) -> tuple[list[Token], list[Token]]:
+        """Removes pairs of the same word (an inflection) or of the lexicon's synonyms,
+        one from each side; with `synonyms_only`, synonyms only."""
         rest_r = list(right)
         rest_l: list[Token] = []
         for token in left:
-            match = next((r for r in rest_r if self._same_word(token, r)), None)
+            if synonyms_only:
+                lexicon = self._language(token)
+                match = next((r for r in rest_r if lexicon.synonyms(token.key, r.key)), None)
+            else:
+                match = next((r for r in rest_r if self._same_word(token, r)), None)
             if match is None:
                 rest_l.append(token)
                 continue

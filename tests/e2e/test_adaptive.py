@@ -27,10 +27,10 @@ from tests.helpers import gateway_config_dict as base_config
 
 MODEL = "fake-meaning"
 STORED = ("How long should I boil an egg?", "How do I make a paper airplane?")
-# Calibrated similarity to their STORED twin 0.93 and 0.90 with the local embedder:
-# below the static 0.97, above the floor 0.80, and they pass the entity, content-word
-# and structure checks.
-PARAPHRASES = ("For how long do you boil an egg?", "How do you make a paper aeroplane?")
+# Calibrated similarity to their STORED twin 0.86 and 0.90 with the local embedder:
+# below the static 0.97, above the floor 0.80; a content word the embedding settles
+# ("minutes", "aeroplane"), and they pass the entity, content-word and structure checks.
+PARAPHRASES = ("How many minutes should I boil an egg?", "How do you make a paper aeroplane?")
 # Near misses (0.80-0.91): another egg, another way to cook it, another paper object.
 # Each has its own answer.
 NEAR_MISSES = (
