@@ -36,6 +36,9 @@ class LanguageLexicon:
     class_meaning: Mapping[str, Meaning]
     synonym_group: Mapping[str, int]  # word -> group id
     multi_char_words: tuple[str, ...]  # Chinese tokens longer than one character, longest first
+    # Question frames with slots, (pattern, replacement): "what does {x} mean" and "what
+    # is the meaning of {x}" both become "<meaning> {x}"
+    frames: tuple[tuple[re.Pattern[str], str], ...]
     examples: tuple[tuple[str, str, str], ...]
 
     @property
@@ -60,10 +63,17 @@ class Lexicon:
     en: LanguageLexicon
     zh: LanguageLexicon
 
-    def rewrites(self) -> tuple[tuple[re.Pattern[str], Mapping[str, str]], ...]:
-        """(pattern, table) in the order they apply: English contractions, equivalents
-        and templates on word boundaries, then Chinese equivalents and templates."""
-        return _rewrites(self)
+    def rewrite(self, text: str) -> str:
+        """`text` (lower case) with every rewrite applied, in order: English
+        contractions, the question frames of both languages, then equivalents and
+        templates (English on word boundaries, then Chinese)."""
+        steps = _rewrites(self)
+        text = _apply(steps[0], text)
+        for pattern, replacement in (*self.en.frames, *self.zh.frames):
+            text = pattern.sub(replacement, text)
+        for step in steps[1:]:
+            text = _apply(step, text)
+        return text
 
     @staticmethod
     @cache
@@ -90,9 +100,48 @@ def _rewrites(lexicon: Lexicon) -> tuple[tuple[re.Pattern[str], Mapping[str, str
         (lexicon.zh.templates, False),
     ):
         pattern = _rewrite_pattern(tuple(sorted(table, key=len, reverse=True)), words)
-        if pattern is not None:
-            found.append((pattern, table))
+        # An empty table matches nothing, but keeps its place in the order.
+        found.append((pattern or _NEVER, table))
     return tuple(found)
+
+
+_NEVER = re.compile(r"(?!)")
+
+
+def _apply(step: tuple[re.Pattern[str], Mapping[str, str]], text: str) -> str:
+    pattern, table = step
+    return pattern.sub(lambda match: f" {table[' '.join(match.group(0).split())]} ", text)
+
+
+_SLOT = re.compile(r"\{([a-z])\}")
+# Where a frame may start and end: the ask's edges or a sentence's.
+_FRAME_EDGES = {
+    "en": (r"(?:^|(?<=[.?!;:]\s))\s*", r"(?=\s*[.?!;]|\s*$)"),
+    "zh": (r"(?:^|(?<=[，。？！,.?!；;\s]))", r"(?=\s*[，。？！,.?!；;]|\s*$)"),
+}
+
+
+def _frames(section: Any, name: str) -> tuple[tuple[re.Pattern[str], str], ...]:
+    start, end = _FRAME_EDGES[name]
+    compiled = []
+    for index, frame in enumerate(section.get("frames") or ()):
+        target, sources = frame.get("to"), frame.get("from")
+        if not isinstance(target, str) or not sources:
+            raise LexiconError(f"{name}.frames[{index}]: needs `to` and a list `from`")
+        replacement = " " + _SLOT.sub(r"\\g<\1>", target) + " "
+        for source in sorted(sources, key=len, reverse=True):
+            pieces = []
+            position = 0
+            for slot in _SLOT.finditer(source):
+                pieces.append(re.escape(source[position : slot.start()]).replace(r"\ ", r"\s+"))
+                pieces.append(f"(?P<{slot.group(1)}>.+?)")
+                position = slot.end()
+            pieces.append(re.escape(source[position:]).replace(r"\ ", r"\s+"))
+            try:
+                compiled.append((re.compile(start + "".join(pieces) + end), replacement))
+            except re.error as exc:
+                raise LexiconError(f"{name}.frames[{index}]: {source!r}: {exc}") from None
+    return tuple(compiled)
 
 
 @cache
@@ -155,5 +204,6 @@ def _language(section: Any, name: str) -> LanguageLexicon:
         class_meaning=meanings,
         synonym_group=groups,
         multi_char_words=tuple(sorted(multi, key=len, reverse=True)),
+        frames=_frames(section, name),
         examples=examples,
     )

@@ -11,7 +11,6 @@ it always means, so two texts that differ anywhere else still differ.
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -35,8 +34,14 @@ _VERBATIM = re.compile(
     r'|"[^"\n]{1,400}"|“[^”\n]{1,400}”|「[^」\n]{1,400}」|『[^』\n]{1,400}』|《[^》\n]{1,200}》'
     r"|(?<![\w'])'[^'\n]{1,400}'(?![\w'])"
 )
+# A verbatim span is held out of the rewrites as one private-use character (the frames
+# read around it: "what does the word "cactus" mean").
+_HELD_BASE = 0xE000
+_MAX_HELD = 0x800
+_HELD_OR_PRIVATE = re.compile(_VERBATIM.pattern + r"|[\ue000-\ue7ff]")
 _TOKEN = re.compile(
-    r"(?P<tab>\t+)"  # tabs are content: a pasted TSV row's empty column
+    r"(?P<held>[\ue000-\ue7ff])"
+    r"|(?P<tab>\t+)"  # tabs are content: a pasted TSV row's empty column
     r"|(?P<canon><[a-z_]+>)"
     r"|(?P<number>\d+(?:[.,:]\d+)*%?)"
     r"|(?P<word>[a-z]+(?:-[a-z]+)*(?:'(?!s\b)[a-z]+)?|'s\b)"
@@ -53,43 +58,40 @@ _CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
 
 
 def tokenize(text: str, lexicon: Lexicon) -> tuple[Token, ...]:
-    tokens: list[Token] = []
-    position = 0
-    for match in _VERBATIM.finditer(text):
-        tokens.extend(_plain_tokens(text[position : match.start()], lexicon))
-        tokens.append(Token(match.group(0), "verbatim"))
-        position = match.end()
-    tokens.extend(_plain_tokens(text[position:], lexicon))
-    return tuple(tokens)
+    held: list[str] = []
 
+    def hold(match: re.Match[str]) -> str:
+        if len(held) >= _MAX_HELD:
+            return " "  # beyond 2,048 spans: the ask is far past what is analysed
+        held.append(match.group(0))
+        return f" {chr(_HELD_BASE + len(held) - 1)} "
 
-def _plain_tokens(text: str, lexicon: Lexicon) -> list[Token]:
+    # The text's own private-use characters are held too (as themselves): none of them
+    # can be read as another span's marker.
+    text = _HELD_OR_PRIVATE.sub(hold, text)
     if not text.strip():
-        return []
-    text = _DASH.sub(" , ", text.lower().replace("’", "'"))
-    for pattern, table in lexicon.rewrites():
-        text = pattern.sub(functools.partial(_replacement, table), text)
+        return ()
+    # Private-use characters have no case: lowering the text keeps the markers.
+    text = lexicon.rewrite(_DASH.sub(" , ", text.lower().replace("’", "'")))
     tokens: list[Token] = []
     position = 0
     for run in _CJK_RUN.finditer(text):
-        tokens.extend(_non_cjk(text[position : run.start()]))
+        tokens.extend(_non_cjk(text[position : run.start()], held))
         tokens.extend(_cut(run.group(0), lexicon.zh.words_by_first_char))
         position = run.end()
-    tokens.extend(_non_cjk(text[position:]))
-    return tokens
+    tokens.extend(_non_cjk(text[position:], held))
+    return tuple(tokens)
 
 
-def _replacement(table: Mapping[str, str], match: re.Match[str]) -> str:
-    # Spaces around: a rewritten phrase is a word of its own ("怎么" -> " <how> ").
-    return f" {table[' '.join(match.group(0).split())]} "
-
-
-def _non_cjk(text: str) -> list[Token]:
+def _non_cjk(text: str, held: list[str]) -> list[Token]:
     tokens: list[Token] = []
     for match in _TOKEN.finditer(text):
         kind = match.lastgroup
         value = match.group(0)
-        if kind == "word":
+        if kind == "held":
+            index = ord(value) - _HELD_BASE
+            tokens.append(Token(held[index] if index < len(held) else value, "verbatim"))
+        elif kind == "word":
             tokens.append(Token(value.replace("-", ""), "word"))
         elif kind == "tab":
             tokens.append(Token(value, "verbatim"))
