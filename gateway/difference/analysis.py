@@ -32,6 +32,24 @@ from gateway.bounded_lru import BoundedLRU
 from gateway.difference.lexicon import LanguageLexicon, Lexicon
 from gateway.difference.tokens import Token, tokenize
 
+# Question words of both languages: in a pivot they belong to the question.
+_ASKING = frozenset(
+    {
+        "what",
+        "which",
+        "who",
+        "how",
+        "why",
+        "where",
+        "when",
+        "谁",
+        "哪",
+        "哪个",
+        "哪些",
+        "几",
+        "多少",
+    }
+)
 # Pivots that keep both roles when the words around them swap ("A and B", "A 和 B").
 _SYMMETRIC = frozenset(
     {"and", "or", "vs", "versus", ",", "、", "和", "与", "跟", "及", "以及", "同", "还是", "或"}
@@ -214,13 +232,17 @@ class DifferenceAnalyser:
         found.substituted.extend(classes[0] & classes[1])
         unknown_l, unknown_r = self._pair_off(unknown_l, unknown_r, found.preserving)
         whole_l, whole_r = _seen(left), _seen(right)
+        # The question's focus moves when one thing is put for another the turn names;
+        # a word only added or dropped is left to the embedding ("刘翔" / "刘翔刘翔").
+        substituted = bool(side_l) and bool(side_r)
         for unknown, other, own, start in (
             (unknown_l, whole_r, left, span.i1),
             (unknown_r, whole_l, right, span.j1),
         ):
             focus = False
             for token in unknown:
-                if token.kind == "word" and (token.key in other[0] or token.key in context[0]):
+                named = token.key in other[0] or token.key in context[0]
+                if substituted and token.kind == "word" and named:
                     focus = True
                 else:
                     found.content.append(token.key)
@@ -228,7 +250,7 @@ class DifferenceAnalyser:
             # elsewhere by the other ask or the material (one character alone recurs in
             # unrelated words).
             run = "".join(t.key for t in unknown if t.kind == "cjk")
-            if run and len(run) == sum(1 for t in unknown if t.kind == "cjk"):
+            if substituted and run and len(run) == sum(1 for t in unknown if t.kind == "cjk"):
                 for candidate in _with_neighbours(run, own, start, len(unknown)):
                     if candidate in other[1] or candidate in context[1]:
                         focus = True
@@ -415,8 +437,7 @@ def _order_change(
     - `reorder_operator` (bearing): a transposed block holds an operator, a number or a
       quoted span (`x++` / `++x`);
     - `reorder`: anything else; the caller has the structure guard confirm it."""
-    left = [token for _, token in telling_l]
-    keys_l, keys_r = [t.key for t in left], [t.key for _, t in telling_r]
+    keys_l, keys_r = [t.key for _, t in telling_l], [t.key for _, t in telling_r]
     start = 0
     while start < min(len(keys_l), len(keys_r)) and keys_l[start] == keys_r[start]:
         start += 1
@@ -426,10 +447,36 @@ def _order_change(
         and keys_l[len(keys_l) - 1 - end] == keys_r[len(keys_r) - 1 - end]
     ):
         end += 1
+    # A shared edge may belong to a transposed block (战争雷霆 / 战机世界 share 战,
+    # "X好还是Y好" ends both alternatives in 好): the lenient reading of a few shorter
+    # edges wins over a role swap.
+    found = [
+        _transposition(telling_l, telling_r, shared_start, shared_end)
+        for shared_start in range(start, max(start - _EDGE_SLACK, 0) - 1, -1)
+        for shared_end in range(end, max(end - _EDGE_SLACK, 0) - 1, -1)
+    ]
+    for outcome in ("reorder_block", "reorder_symmetric", "reorder_operator", "role_swap"):
+        if outcome in found:
+            return outcome
+    return "reorder"
+
+
+_EDGE_SLACK = 2
+
+
+def _transposition(
+    telling_l: Sequence[tuple[int, Token]],
+    telling_r: Sequence[tuple[int, Token]],
+    start: int,
+    end: int,
+) -> str | None:
+    """X M Y -> Y M X between the first `start` and the last `end` telling tokens."""
+    left = [token for _, token in telling_l]
+    keys_l, keys_r = [t.key for t in left], [t.key for _, t in telling_r]
     middle_l = left[start : len(left) - end]
     core_l, core_r = keys_l[start : len(keys_l) - end], keys_r[start : len(keys_r) - end]
     if sorted(core_l) != sorted(core_r) or len(core_l) > _MAX_ORDER_TOKENS:
-        return "reorder"
+        return None
     size = len(core_l)
     for x in range(1, size):
         for y in range(1, size - x + 1):
@@ -439,14 +486,21 @@ def _order_change(
             blocks = [*middle_l[:x], *middle_l[size - y :]]
             if any(t.kind == "operator" for t in blocks):
                 return "reorder_operator"
+            # Question words and templates in the pivot belong to the question, not to
+            # either role ("罗汉鱼能和鹦鹉鱼一起养吗": 能 is "can").
+            roles = [
+                t.key for t in middle_l[x : size - y] if t.kind != "canon" and t.key not in _ASKING
+            ]
             if not pivot:
                 if not _touching(telling_l, telling_r, start, size, x, y):
                     return "reorder"
                 return "reorder_block"
-            if all(key in _SYMMETRIC for key in pivot):
+            # Nothing but question words between them ("10 公里是多少英里" / "10 英里是
+            # 多少公里") is no evidence of symmetry.
+            if roles and all(key in _SYMMETRIC for key in roles):
                 return "reorder_symmetric"
             return "role_swap"
-    return "reorder"
+    return None
 
 
 def _touching(
