@@ -30,40 +30,10 @@ from difflib import SequenceMatcher
 
 from gateway.bounded_lru import BoundedLRU
 from gateway.difference.lexicon import LanguageLexicon, Lexicon
+from gateway.difference.order import BEARING_ORDER, order_change
 from gateway.difference.tokens import Token, tokenize
+from gateway.difference.words import stem, unquote, with_neighbours
 
-# Question words of both languages: in a pivot they belong to the question.
-_ASKING = frozenset(
-    {
-        "what",
-        "which",
-        "who",
-        "how",
-        "why",
-        "where",
-        "when",
-        "谁",
-        "哪",
-        "哪个",
-        "哪些",
-        "几",
-        "多少",
-    }
-)
-# Pivots that keep both roles when the words around them swap ("A and B", "A 和 B").
-_SYMMETRIC = frozenset(
-    {"and", "or", "vs", "versus", ",", "、", "和", "与", "跟", "及", "以及", "同", "还是", "或"}
-)
-# Preserving classes whose words may move freely (question words of a template).
-# Inflectional and derivational endings: "summary" / "summarize", "differ" /
-# "difference" / "different", "painter" / "painted" share a stem. A prefix that
-# reverses a word (un-, de-, dis-) is never stripped: "opened" / "unopened" differ.
-_EN_SUFFIXES = (
-    "ations", "ation", "izing", "ising", "izes", "ises", "ized", "ised", "ize", "ise",
-    "ments", "ment", "ences", "ence", "ents", "ent", "ances", "ance", "ers", "er", "ors",
-    "or", "ings", "ing", "ied", "ies", "ed", "es", "ly", "s", "y", "e",
-)  # fmt: skip
-_MIN_STEM_CHARS = 4
 MAX_TOKENS = 120  # longer asks are not analysed: they are left to the embedding
 # Bearing at any size of difference: a quoted or code span, a number, an operator, a
 # role swap, the question's focus moved to another thing the turn names.
@@ -176,10 +146,10 @@ class DifferenceAnalyser:
                 found.preserving.append("template")
             else:
                 # With the question words: "谁喜欢X" / "X喜欢谁" swaps who does what.
-                order = _order_change(
+                order = order_change(
                     self._telling(left, questions=True), self._telling(right, questions=True)
                 )
-                (found.bearing if order in _BEARING_ORDER else found.preserving).append(order)
+                (found.bearing if order in BEARING_ORDER else found.preserving).append(order)
         shared = _seen(self.tokens(context)) if context else _NOTHING
         for span in spans:
             self._classify(left, right, span, moved, shared, found)
@@ -208,7 +178,7 @@ class DifferenceAnalyser:
         """Sorts the tokens of one differing span into `found`."""
         side_l = [t for t in left[span.i1 : span.i2] if t.key not in moved]
         side_r = [t for t in right[span.j1 : span.j2] if t.key not in moved]
-        side_l, side_r = _unquote(side_l, side_r, found.preserving)
+        side_l, side_r = unquote(side_l, side_r, found.preserving)
         # Synonyms of the lexicon pair off first, whatever their class ("I" / "you").
         side_l, side_r = self._pair_off(side_l, side_r, found.preserving, synonyms_only=True)
         unknown_l: list[Token] = []
@@ -251,7 +221,7 @@ class DifferenceAnalyser:
             # unrelated words).
             run = "".join(t.key for t in unknown if t.kind == "cjk")
             if substituted and run and len(run) == sum(1 for t in unknown if t.kind == "cjk"):
-                for candidate in _with_neighbours(run, own, start, len(unknown)):
+                for candidate in with_neighbours(run, own, start, len(unknown)):
                     if candidate in other[1] or candidate in context[1]:
                         focus = True
             if focus:
@@ -304,14 +274,14 @@ class DifferenceAnalyser:
                 rest_l.append(token)
                 continue
             rest_r.remove(match)
-            preserving.append("inflection" if _stem(token.key) == _stem(match.key) else "synonym")
+            preserving.append("inflection" if stem(token.key) == stem(match.key) else "synonym")
         return rest_l, rest_r
 
     def _same_word(self, left: Token, right: Token) -> bool:
         if left.kind != right.kind or left.kind not in ("word", "cjk"):
             return False
         lexicon = self._language(left)
-        return _stem(left.key) == _stem(right.key) or lexicon.synonyms(left.key, right.key)
+        return stem(left.key) == stem(right.key) or lexicon.synonyms(left.key, right.key)
 
     def _language(self, token: Token) -> LanguageLexicon:
         return self._lexicon.en if token.key.isascii() else self._lexicon.zh
@@ -344,15 +314,6 @@ def _seen(tokens: Sequence[Token]) -> _Seen:
     )
 
 
-def _stem(word: str) -> str:
-    if not word.isascii() or len(word) <= _MIN_STEM_CHARS:
-        return word
-    for suffix in _EN_SUFFIXES:
-        if word.endswith(suffix) and len(word) - len(suffix) >= _MIN_STEM_CHARS:
-            return word[: -len(suffix)]
-    return word
-
-
 @dataclass(frozen=True, slots=True)
 class _Span:
     """A differing span: left[i1:i2] stands where right[j1:j2] does."""
@@ -371,153 +332,12 @@ class _Found:
     substituted: list[str] = field(default_factory=list)
 
 
-_QUOTE_MARKS = "\"“”「」『』'"
-
-
-def _unquote(
-    side_l: list[Token], side_r: list[Token], preserving: list[str]
-) -> tuple[list[Token], list[Token]]:
-    """A quoted word on one side and the same word unquoted on the other ("the word
-    "cactus"" / "cactus") differ only in the quotation marks: both are dropped."""
-    for quoted_side, plain_side in ((side_l, side_r), (side_r, side_l)):
-        for token in [t for t in quoted_side if t.kind == "verbatim" and t.key[:1] in _QUOTE_MARKS]:
-            inner = token.key[1:-1].strip().lower()
-            words = [t for t in plain_side if t.kind in ("word", "cjk", "number")]
-            for start in range(len(words)):
-                for end in range(start + 1, len(words) + 1):
-                    joined = " ".join(t.key for t in words[start:end])
-                    if joined == inner or joined.replace(" ", "") == inner.replace(" ", ""):
-                        quoted_side.remove(token)
-                        for matched in words[start:end]:
-                            plain_side.remove(matched)
-                        preserving.append("quotes")
-                        break
-                else:
-                    continue
-                break
-    return side_l, side_r
-
-
-def _with_neighbours(run: str, own: Sequence[Token], start: int, size: int) -> list[str]:
-    """`run` with the Chinese character before it and the one after it, where those
-    are characters: the smallest unit that names something."""
-    found = []
-    if len(run) >= 2:
-        found.append(run)
-    if start > 0 and own[start - 1].kind == "cjk":
-        found.append(own[start - 1].key + run)
-    end = start + size
-    if end < len(own) and own[end].kind == "cjk":
-        found.append(run + own[end].key)
-    return found
-
-
 def _moved(left: Sequence[Token], right: Sequence[Token], spans: Sequence[_Span]) -> frozenset[str]:
     """Keys that one ask has in a differing span and the other in another differing
     span: the same word at another place."""
     keys_l = Counter(t.key for span in spans for t in left[span.i1 : span.i2])
     keys_r = Counter(t.key for span in spans for t in right[span.j1 : span.j2])
     return frozenset(key for key in keys_l if key in keys_r)
-
-
-def _order_change(
-    telling_l: Sequence[tuple[int, Token]], telling_r: Sequence[tuple[int, Token]]
-) -> str:
-    """How the order of the telling words (`_telling`) changed between two asks:
-
-    - `template`: it did not (only templates, question words or filler moved);
-    - `reorder_block`: two adjacent blocks traded places, X Y -> Y X ("install Python
-      on Windows" / "on Windows, install Python", 百度贴吧怎么设置头像 / 怎么设置百度贴吧头像);
-      in English the two must touch in one of the asks ("the tallest mountain" /
-      "mountain ... the tallest"): "every integer a rational number" / "every
-      rational number an integer" swaps subject and predicate around the article;
-    - `reorder_symmetric`: X M Y -> Y M X around a symmetric pivot ("A and B", 和);
-    - `role_swap` (bearing): X M Y -> Y M X around any other pivot ("Celsius to
-      Fahrenheit", "Alice owes Bob", 北京比上海);
-    - `reorder_operator` (bearing): a transposed block holds an operator, a number or a
-      quoted span (`x++` / `++x`);
-    - `reorder`: anything else; the caller has the structure guard confirm it."""
-    keys_l, keys_r = [t.key for _, t in telling_l], [t.key for _, t in telling_r]
-    start = 0
-    while start < min(len(keys_l), len(keys_r)) and keys_l[start] == keys_r[start]:
-        start += 1
-    end = 0
-    while (
-        end < min(len(keys_l), len(keys_r)) - start
-        and keys_l[len(keys_l) - 1 - end] == keys_r[len(keys_r) - 1 - end]
-    ):
-        end += 1
-    # A shared edge may belong to a transposed block (战争雷霆 / 战机世界 share 战,
-    # "X好还是Y好" ends both alternatives in 好): the lenient reading of a few shorter
-    # edges wins over a role swap.
-    found = [
-        _transposition(telling_l, telling_r, shared_start, shared_end)
-        for shared_start in range(start, max(start - _EDGE_SLACK, 0) - 1, -1)
-        for shared_end in range(end, max(end - _EDGE_SLACK, 0) - 1, -1)
-    ]
-    for outcome in ("reorder_block", "reorder_symmetric", "reorder_operator", "role_swap"):
-        if outcome in found:
-            return outcome
-    return "reorder"
-
-
-_EDGE_SLACK = 2
-
-
-def _transposition(
-    telling_l: Sequence[tuple[int, Token]],
-    telling_r: Sequence[tuple[int, Token]],
-    start: int,
-    end: int,
-) -> str | None:
-    """X M Y -> Y M X between the first `start` and the last `end` telling tokens."""
-    left = [token for _, token in telling_l]
-    keys_l, keys_r = [t.key for t in left], [t.key for _, t in telling_r]
-    middle_l = left[start : len(left) - end]
-    core_l, core_r = keys_l[start : len(keys_l) - end], keys_r[start : len(keys_r) - end]
-    if sorted(core_l) != sorted(core_r) or len(core_l) > _MAX_ORDER_TOKENS:
-        return None
-    size = len(core_l)
-    for x in range(1, size):
-        for y in range(1, size - x + 1):
-            pivot = core_l[x : size - y]
-            if core_r != core_l[size - y :] + pivot + core_l[:x]:
-                continue
-            blocks = [*middle_l[:x], *middle_l[size - y :]]
-            if any(t.kind == "operator" for t in blocks):
-                return "reorder_operator"
-            # Question words and templates in the pivot belong to the question, not to
-            # either role ("罗汉鱼能和鹦鹉鱼一起养吗": 能 is "can").
-            roles = [
-                t.key for t in middle_l[x : size - y] if t.kind != "canon" and t.key not in _ASKING
-            ]
-            if not pivot:
-                if not _touching(telling_l, telling_r, start, size, x, y):
-                    return "reorder"
-                return "reorder_block"
-            # Nothing but question words between them ("10 公里是多少英里" / "10 英里是
-            # 多少公里") is no evidence of symmetry.
-            if roles and all(key in _SYMMETRIC for key in roles):
-                return "reorder_symmetric"
-            return "role_swap"
-    return None
-
-
-def _touching(
-    telling_l: Sequence[tuple[int, Token]],
-    telling_r: Sequence[tuple[int, Token]],
-    start: int,
-    size: int,
-    x: int,
-    y: int,
-) -> bool:
-    """Whether the two transposed blocks stand next to each other, with no token at all
-    between them, in either ask (left: X then Y; right: Y then X)."""
-    x_end_l = telling_l[start + x - 1][0]
-    y_start_l = telling_l[start + x][0]
-    y_end_r = telling_r[start + y - 1][0]
-    x_start_r = telling_r[start + y][0]
-    return y_start_l == x_end_l + 1 or x_start_r == y_end_r + 1
 
 
 def _keys(telling: Sequence[tuple[int, Token]]) -> list[str]:
@@ -527,5 +347,3 @@ def _keys(telling: Sequence[tuple[int, Token]]) -> list[str]:
 # Canonical tokens that are not questions: politeness and "explain" templates.
 _NOT_QUESTIONS = frozenset({"<ask>", "<explain>"})
 _REORDERS = frozenset({"reorder", "reorder_block", "reorder_symmetric"})
-_BEARING_ORDER = frozenset({"role_swap", "reorder_operator"})
-_MAX_ORDER_TOKENS = 60

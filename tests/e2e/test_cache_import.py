@@ -347,7 +347,7 @@ def _seed_lines(system: dict[str, str]) -> list[bytes]:
         record("How long should I boil an egg?", egg),
         # calibrated 0.93 and 0.90 to the records above: in [floor, threshold), and they
         # pass every check; the same recorded answer: the local judge says "same"
-        record("For how long do you boil an egg?", egg),
+        record("How many minutes should I boil an egg?", egg),
         record("How do I make a paper airplane?", plane),
         record("How do you make a paper aeroplane?", plane),
         record("How many minutes does it take to walk 2 miles?", "About 40 minutes."),

@@ -450,8 +450,9 @@ def test_reviewer_failure_or_hang_is_a_miss_within_the_bound(
     start_gateway: GatewayFactory, upstream: FakeUpstream, tmp_path: Path, judge: str
 ) -> None:
     gateway = _gateway_with_judge(start_gateway, upstream, tmp_path, judge)
-    # This pair lands in that review band and its entities agree (test_semantic_cache.py).
-    stored, asked = "中国的首都是哪个城市？", "中国的首都是哪个城市"
+    # This pair lands in that review band, its entities agree and one content word
+    # differs, which a reviewer must settle (test_semantic_cache.py).
+    stored, asked = "中国的首都是哪个城市？", "中国的首都是哪个都市？"
     _, first = _timed_ask(gateway, stored)
     assert first.headers["x-gateway-cache"] == "miss"
     assert _wait_for_decision(gateway, first.headers["x-request-id"])["stored"] is True
