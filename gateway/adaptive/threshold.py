@@ -2,25 +2,45 @@
 
 The threshold is the lowest bucket floor (down to the policy's floor, never above the
 static default) at which the one-sided 95 % lower bound of the precision of *everything
-it would then serve* is at or above the target. The served set is every bucket from
-that floor to the top, and its precision is estimated from all their verdicts pooled:
-shadow judgments of the misses below the serving threshold and audits of the hits above
-it, each verdict counted once, with each bucket's prior (below) added. What adapting adds
-need not reach the target on its own: a step down that adds buckets a little less
-precise than the target is taken when the whole served set, with them, still keeps the
-bound at the target (the target is on what is served, not on any one bucket).
+it would then serve*, as its traffic sees it, is at or above the target. The served set
+is every bucket from that floor to the top, and its precision is the traffic-weighted
+mean of the precisions of its parts (a stratified estimate):
 
-Pooling the verdicts, rather than weighting each bucket's estimate by its traffic,
-keeps the bound on the evidence: the traffic of a bucket grows once it is served, and
-its verdicts then stop (a hit is judged only when audited), so a traffic-weighted bound
-would loosen every bucket the threshold moved to until it moved back, and with no
-audits (the default) the static default's region has no verdicts at all, so its
-traffic would sink any traffic-weighted bound. The price: the verdicts are sampled at
-two rates (shadow judgments of misses, audits of hits), and where the served region is
-audited less than the misses are judged, the pool leans on the buckets below the
-threshold, the less precise ones. The bound is then conservative: in simulation (every
-miss judged, 5 % of hits audited) it moved about as far as requiring the added buckets
-to reach the target alone did.
+- each bucket below the static default is a stratum of its own, weighted by its share
+  of the served set's traffic (`BucketStats.traffic` counts every candidate that
+  reached the decision, served or not) and measured by its own verdicts (shadow
+  judgments while it was below the threshold, audits once served), with its prior;
+- the region at and above the static default is one stratum, weighted by its traffic
+  and measured by its audits pooled. Audits sample the served hits at one rate,
+  whatever their similarity, so they are a proportional sample of that region's
+  traffic, and their pooled share is already its traffic-weighted precision. With no
+  audit (audits are off by default) its precision is taken as the static default's
+  own level, with no variance: the static threshold is on the calibrated scale, whose
+  value is the precision the dev sets measured for serving from there; that region is
+  what the gateway serves without any evidence, at exactly that calibrated level, and
+  adapting changes nothing about it. Moving down is then judged on what the move adds,
+  as it would be served next to it. Without this, a region with no verdicts would
+  count as unknown, and its traffic (most of what is served) would sink every bound.
+  Once audits exist they replace the assumption, so a served region that is worse than
+  its calibration (a false hit found by an audit) tightens at once.
+
+The lower bound is the normal approximation of the stratified estimate: the mean minus
+z times the square root of sum(w_b^2 var_b), with each stratum's variance taken
+Wilson-style (the Agresti-Coull centre p~ = (same + z^2/2) / (n + z^2) over n + z^2
+verdicts), so that a stratum whose verdicts all agree still carries the uncertainty of
+its few verdicts instead of none. A weighted sum of per-bucket lower bounds (with or
+without Bonferroni) was the alternative: it charges every stratum its own margin, which
+adds up linearly instead of in quadrature, and with twenty strata of a few dozen
+verdicts it would keep the threshold at the static default where the served set is
+plainly at the target. The stratified bound is exact in the large-sample limit; its
+weakness is few verdicts per stratum, which the Wilson-style variance and the minimum
+of verdicts below cover.
+
+Weighting by traffic, rather than pooling every verdict, is what the target is on: the
+precision of what is served. Verdicts come at two rates (every sampled miss below the
+threshold is judged, only a few % of the served hits are audited), so a pool of them
+leans on the buckets below the threshold, the less precise ones, and understates what
+is served.
 
 Two guards keep a move from resting on too little:
 
@@ -29,27 +49,22 @@ Two guards keep a move from resting on too little:
 - the buckets a move adds (below the static default) must hold at least
   `min_added_verdicts(target)` verdicts between them, the fewest with which even a
   spotless record could show the target on its own (z^2 t / (1 - t): 88 at 0.97, 51 at
-  0.95, 31 at 0.92), the least the rule moved on while those buckets had to reach the
-  target by themselves. A sliver of unjudged or barely judged traffic below the static
-  default never rides on the audits of the region above it.
+  0.95, 31 at 0.92). A sliver of unjudged or barely judged traffic below the static
+  default never rides on the region above it.
 
 The bound must hold at the chosen floor, not at every floor above it. The first steps
 down add few verdicts and their bound is loose even where the traffic is very precise;
 requiring every step to hold would let the narrowest step decide ("walk down until the
 first failure"). What is served is the set at the chosen floor, and that is what the
-bound is on. The served sets of the floors are nested and share most of their
-verdicts, so taking the lowest that passes costs little of the 95 %.
+bound is on.
 
 Each bucket's verdicts come with a prior centred on the calibrated scale itself (the
 bucket's similarity is what the dev sets measured there), worth `prior_strength`
-verdicts: with no evidence the estimate is the static calibration, so the threshold
-stays at the static default; evidence that this deployment's traffic is more precise
-than the dev sets moves it down, evidence that it is less precise keeps it there (never
-stricter than the static default, never looser than the policy's floor). It is
-recomputed from the counters on every change, so a false hit found by an audit tightens
-at once. One verdict's worth is enough for that: the bound already pays for few
-verdicts, and a stronger prior (4 was tried) charged every added bucket for its
-calibration below the target a second time.
+verdicts; the static default's region has its prior at the static default's level.
+Verdicts are counted as `BucketStats` holds them: already corrected for the judge's
+error rates where those are known (`judge_error`). The threshold is never stricter than
+the static default, never looser than the policy's floor, and is recomputed from the
+counters on every change, so a false hit found by an audit tightens at once.
 """
 
 from __future__ import annotations
@@ -74,13 +89,13 @@ class OperatingPoint:
 
 @dataclass(frozen=True, slots=True)
 class ServedPrecision:
-    """The pooled precision of serving a range of buckets, with its one-sided 95 %
-    bounds (the two together: a two-sided 90 % interval)."""
+    """The traffic-weighted precision of serving a range of buckets, with its one-sided
+    95 % bounds (the two together: a two-sided 90 % interval)."""
 
     precision: float
     lower_bound: float
     upper_bound: float
-    judged: float  # the verdicts pooled, without the priors
+    judged: float  # the verdicts behind it, without the priors
 
 
 def bucket_precision(stats: BucketStats, index: int, prior_strength: float) -> tuple[float, float]:
@@ -99,43 +114,86 @@ def min_added_verdicts(target_precision: float) -> float:
 
 
 def served_precision(
-    stats: BucketStats, lowest: int, prior_strength: float = DEFAULT_PRIOR_STRENGTH
+    stats: BucketStats,
+    lowest: int,
+    static_threshold: float,
+    prior_strength: float = DEFAULT_PRIOR_STRENGTH,
 ) -> ServedPrecision | None:
-    """The precision of serving buckets `lowest`..top, from their verdicts pooled;
-    None when those buckets saw neither traffic nor verdicts."""
-    pool = _Pool(prior_strength)
-    for index in range(max(0, lowest), stats.size):
-        pool.add(stats, index)
-    return pool.estimate()
+    """The precision of serving buckets `lowest`..top as their traffic sees it, the
+    region from `static_threshold` up as one stratum; None when they saw no traffic."""
+    start = _static_bucket(stats, static_threshold)
+    strata = _Strata(prior_strength)
+    strata.add_static_region(stats, max(start, lowest), static_threshold)
+    for index in range(max(0, lowest), start):
+        strata.add_bucket(stats, index)
+    return strata.estimate()
+
+
+def _static_bucket(stats: BucketStats, static_threshold: float) -> int:
+    """The first bucket of the static default's region (`size` when above 1.0)."""
+    if static_threshold > 1.0:
+        return stats.size
+    index = bucket_of(static_threshold, stats.floor, stats.width)
+    return 0 if index is None else index
 
 
 @dataclass(slots=True)
-class _Pool:
-    """The verdicts of a range of buckets, each bucket with its prior; grows one bucket
-    at a time."""
+class _Strata:
+    """Traffic-weighted strata of a served range; grows one bucket down at a time."""
 
     prior_strength: float
-    same: float = 0.0  # agreeing verdicts, priors included
-    verdicts: float = 0.0  # verdicts, priors included
+    traffic: float = 0.0  # the served range's traffic
+    weighted: float = 0.0  # sum of traffic x precision
+    weighted_variance: float = 0.0  # sum of traffic^2 x variance
     judged: float = 0.0  # verdicts, without the priors
 
-    def add(self, stats: BucketStats, index: int) -> None:
-        if stats.traffic[index] <= 0 and stats.judged[index] <= 0:
-            return  # nothing would be served from this bucket: no prior either
-        self.same += stats.judged_same[index] + _prior_mean(stats, index) * self.prior_strength
-        self.verdicts += stats.judged[index] + self.prior_strength
+    def add_static_region(self, stats: BucketStats, start: int, static_threshold: float) -> None:
+        traffic = sum(stats.traffic[start:])
+        if traffic <= 0:
+            return
+        judged = sum(stats.judged[start:])
+        level = min(1.0, static_threshold)
+        if judged <= 0:
+            # Served at the calibrated level with no evidence either way: that level,
+            # no variance (see the module's docstring).
+            self._add(traffic, level, 0.0)
+            return
+        same = sum(stats.judged_same[start:]) + level * self.prior_strength
+        precision, variance = _stratum(same, judged + self.prior_strength)
+        self._add(traffic, min(precision, level), variance)
+        self.judged += judged
+
+    def add_bucket(self, stats: BucketStats, index: int) -> None:
+        traffic = stats.traffic[index]
+        if traffic <= 0:
+            return  # nothing would be served from this bucket
+        estimate, n = bucket_precision(stats, index, self.prior_strength)
+        self._add(traffic, *_stratum(estimate * n, n))
         self.judged += stats.judged[index]
 
+    def _add(self, traffic: float, precision: float, variance: float) -> None:
+        self.traffic += traffic
+        self.weighted += traffic * precision
+        self.weighted_variance += traffic * traffic * variance
+
     def estimate(self) -> ServedPrecision | None:
-        if self.verdicts <= 0:
+        if self.traffic <= 0:
             return None
-        proportion = min(1.0, max(0.0, self.same / self.verdicts))
+        precision = min(1.0, max(0.0, self.weighted / self.traffic))
+        margin = Z_ONE_SIDED_95 * math.sqrt(self.weighted_variance) / self.traffic
         return ServedPrecision(
-            proportion,
-            wilson_lower_bound(proportion, self.verdicts, Z_ONE_SIDED_95),
-            wilson_upper_bound(proportion, self.verdicts, Z_ONE_SIDED_95),
+            precision,
+            max(0.0, precision - margin),
+            min(1.0, precision + margin),
             self.judged,
         )
+
+
+def _stratum(same: float, verdicts: float) -> tuple[float, float]:
+    """(precision, binomial variance of it) of a stratum of `verdicts` (priors
+    included, which keep it off 0 and 1), `same` of them agreeing."""
+    precision = min(1.0, max(0.0, same / verdicts))
+    return precision, precision * (1 - precision) / verdicts
 
 
 def _prior_mean(stats: BucketStats, index: int) -> float:
@@ -169,25 +227,25 @@ def choose_threshold(
     floor: float,
     prior_strength: float = DEFAULT_PRIOR_STRENGTH,
 ) -> OperatingPoint:
-    """The lowest bucket floor in [floor, static_threshold] at which the pooled served
-    precision's lower bound is >= the target (the static threshold when none is)."""
+    """The lowest bucket floor in [floor, static_threshold] at which the lower bound of
+    the traffic-weighted served precision is >= the target (the static threshold when
+    none is)."""
     floor = max(floor, stats.floor)
     start = bucket_of(min(static_threshold, 1.0), stats.floor, stats.width)
     if start is None or static_threshold <= floor:
         threshold = max(floor, static_threshold)
         lowest = bucket_of(min(threshold, 1.0), stats.floor, stats.width) or 0
-        return _point(threshold, served_precision(stats, lowest, prior_strength))
-    pool = _Pool(prior_strength)  # grows one bucket down at a time
-    for index in range(start, stats.size):
-        pool.add(stats, index)
-    best_index, best = start, pool.estimate()
-    served_anyway = pool.judged  # verdicts the static default's region holds
+        return _point(threshold, served_precision(stats, lowest, static_threshold, prior_strength))
+    strata = _Strata(prior_strength)  # grows one bucket down at a time
+    strata.add_static_region(stats, start, static_threshold)
+    best_index, best = start, strata.estimate()
+    served_anyway = strata.judged  # verdicts the static default's region holds
     needed = min_added_verdicts(target_precision)
     index = start - 1
     while index >= 0 and bucket_floor(index, stats.floor, stats.width) >= floor - 1e-9:
-        pool.add(stats, index)
-        if stats.judged[index] > 0 and pool.judged - served_anyway >= needed - 1e-9:
-            candidate = pool.estimate()
+        strata.add_bucket(stats, index)
+        if stats.judged[index] > 0 and strata.judged - served_anyway >= needed - 1e-9:
+            candidate = strata.estimate()
             if candidate is not None and candidate.lower_bound >= target_precision:
                 best_index, best = index, candidate
         index -= 1

@@ -201,7 +201,10 @@ class DifferenceAnalyser:
         # "and" / "or", "to" / "from", 所有 / 一些, `>` / `>>`. Refused at any size.
         found.substituted.extend(classes[0] & classes[1])
         unknown_l, unknown_r = self._pair_off(unknown_l, unknown_r, found.preserving)
-        whole_l, whole_r = _seen(left), _seen(right)
+        # Each ask as the other side reads it: without the span this one stands for, so a
+        # neighbour character shared by the aligned words (改 / 更改 + 还) names nothing.
+        whole_l = _seen(left, span.i1, span.i2)
+        whole_r = _seen(right, span.j1, span.j2)
         # The question's focus moves when one thing is put for another the turn names;
         # a word only added or dropped is left to the embedding ("刘翔" / "刘翔刘翔").
         substituted = bool(side_l) and bool(side_r)
@@ -307,10 +310,13 @@ _Seen = tuple[frozenset[str], str]
 _NOTHING: _Seen = (frozenset(), "")
 
 
-def _seen(tokens: Sequence[Token]) -> _Seen:
+def _seen(tokens: Sequence[Token], cut_start: int = 0, cut_end: int = 0) -> _Seen:
+    """The words `tokens` name, and their Chinese characters run together, with a
+    separator where tokens[cut_start:cut_end] stood."""
+    kept = [*tokens[:cut_start], Token("|", "punct"), *tokens[cut_end:]]
     return (
         frozenset(t.key for t in tokens if t.kind == "word"),
-        "".join(t.key for t in tokens if t.kind == "cjk"),
+        "".join(t.key if t.kind == "cjk" else "|" for t in kept),
     )
 
 
