@@ -35,7 +35,14 @@ EXACT, SEMANTIC, MISS = "exact", "semantic", "miss"
 # enough) checked. Any other reason means a stage was skipped (`embedder_unavailable`:
 # the embedding timed out) and the miss latency understates the path.
 FULL_PATH_MISS_REASONS = frozenset(
-    {"no_candidate", "below_threshold", "entity_mismatch", "review_rejected", "review_unavailable"}
+    {
+        "no_candidate",
+        "below_threshold",
+        "entity_mismatch",
+        "meaning_differs",
+        "review_rejected",
+        "review_unavailable",
+    }
 )
 
 WARMUP_REQUESTS = 50
