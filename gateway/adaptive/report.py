@@ -18,13 +18,17 @@ from gateway.telemetry.metrics import GatewayMetrics, ScrapeReading
 TenantPolicy = Callable[[str], Policy]
 
 
-def precision_interval(stats: AdaptiveStats, scope: Scope, threshold: float) -> list[float] | None:
-    """Two-sided 90 % (each side 95 %) Wilson interval of the precision of serving from
-    `threshold` up: the verdicts of those buckets pooled, as `threshold.choose_threshold`
-    bounds it."""
+def precision_interval(
+    stats: AdaptiveStats, scope: Scope, threshold: float, static_threshold: float
+) -> list[float] | None:
+    """Two-sided 90 % (each side 95 %) interval of the precision of serving from
+    `threshold` up, as its traffic sees it: the stratified estimate that
+    `threshold.choose_threshold` bounds."""
     buckets = stats.view(scope).buckets
     lowest = bucket_of(min(threshold, 1.0), buckets.floor, buckets.width)
-    estimate = served_precision(buckets, 0 if lowest is None else lowest, DEFAULT_PRIOR_STRENGTH)
+    estimate = served_precision(
+        buckets, 0 if lowest is None else lowest, static_threshold, DEFAULT_PRIOR_STRENGTH
+    )
     if estimate is None:
         return None
     return [round(estimate.lower_bound, 4), round(estimate.upper_bound, 4)]
@@ -52,7 +56,9 @@ def tenant_rows(stats: AdaptiveStats, policy_for: TenantPolicy) -> list[dict[str
                 "target_precision": policy.target_precision,
                 "precision": point.precision,
                 "precision_lower95": point.lower_bound,
-                "precision_interval": precision_interval(stats, scope, point.threshold),
+                "precision_interval": precision_interval(
+                    stats, scope, point.threshold, policy.accept_threshold
+                ),
                 "verdicts": round(view.buckets.total_judged(), 3),
                 "traffic": round(sum(view.buckets.traffic), 3),
                 "shadow_judged": int(tallies["shadow_judged"]),

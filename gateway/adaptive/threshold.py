@@ -25,16 +25,16 @@ mean of the precisions of its parts (a stratified estimate):
   its calibration (a false hit found by an audit) tightens at once.
 
 The lower bound is the normal approximation of the stratified estimate: the mean minus
-z times the square root of sum(w_b^2 var_b), with each stratum's variance taken
-Wilson-style (the Agresti-Coull centre p~ = (same + z^2/2) / (n + z^2) over n + z^2
-verdicts), so that a stratum whose verdicts all agree still carries the uncertainty of
-its few verdicts instead of none. A weighted sum of per-bucket lower bounds (with or
-without Bonferroni) was the alternative: it charges every stratum its own margin, which
-adds up linearly instead of in quadrature, and with twenty strata of a few dozen
-verdicts it would keep the threshold at the static default where the served set is
-plainly at the target. The stratified bound is exact in the large-sample limit; its
-weakness is few verdicts per stratum, which the Wilson-style variance and the minimum
-of verdicts below cover.
+z times the square root of sum(w_b^2 var_b), each stratum's variance the binomial one
+of its verdicts with its prior (which keeps it off 0 and 1). The audited region's
+estimate is capped at its calibrated level: the judge-error correction takes a bucket's
+current estimate as its prior, and near 1 that pins it there (QQP's top bucket read
+0.999 from 200 audits against a true 0.933 with a 2 % judge error), and that region
+carries most of the served traffic. Two alternatives measured worse on `gateway eval
+adaptive`: an Agresti-Coull (Wilson-style) variance per stratum adds margin to each of
+twenty strata of a few dozen verdicts and blocked moves (BQ at 0.97 fell from 0.557 to
+0.181 of the best static recall); a weighted sum of per-bucket lower bounds (with or
+without Bonferroni) adds the margins linearly and is stricter still.
 
 Weighting by traffic, rather than pooling every verdict, is what the target is on: the
 precision of what is served. Verdicts come at two rates (every sampled miss below the
