@@ -203,7 +203,10 @@ async def eval_probes(target_precision: float | None = None) -> dict[str, Any]:
         embedder, comparator, reviewer, guard, Policy(semantic_cache=semantic_policy)
     )
     # Plain whole turns through the same path: one-slot near misses and paraphrases.
-    for name, path in (("difference", DIFFERENCE_PROBES), ("paraphrases", PARAPHRASE_PROBES)):
+    for name, path in (
+        ("difference", DIFFERENCE_PROBES),
+        ("natural_paraphrases", PARAPHRASE_PROBES),
+    ):
         result[name] = await evaluate_structural_probes(
             embedder,
             comparator,
