@@ -201,34 +201,20 @@ class DifferenceAnalyser:
         # "and" / "or", "to" / "from", 所有 / 一些, `>` / `>>`. Refused at any size.
         found.substituted.extend(classes[0] & classes[1])
         unknown_l, unknown_r = self._pair_off(unknown_l, unknown_r, found.preserving)
-        # Each ask as the other side reads it: without the span this one stands for, so a
-        # neighbour character shared by the aligned words (改 / 更改 + 还) names nothing.
-        whole_l = _seen(left, span.i1, span.i2)
-        whole_r = _seen(right, span.j1, span.j2)
         # The question's focus moves when one thing is put for another the turn names;
         # a word only added or dropped is left to the embedding ("刘翔" / "刘翔刘翔").
         substituted = bool(side_l) and bool(side_r)
+        # Each ask as the other side reads it: without the span this one stands for, so a
+        # neighbour character shared by the aligned words (改 / 更改 + 还) names nothing.
         for unknown, other, own, start in (
-            (unknown_l, whole_r, left, span.i1),
-            (unknown_r, whole_l, right, span.j1),
+            (unknown_l, _seen(right, span.j1, span.j2), left, span.i1),
+            (unknown_r, _seen(left, span.i1, span.i2), right, span.j1),
         ):
-            focus = False
-            for token in unknown:
-                named = token.key in other[0] or token.key in context[0]
-                if substituted and token.kind == "word" and named:
-                    focus = True
-                else:
-                    found.content.append(token.key)
-            # Chinese: the changed characters with a neighbour (小王 / 小丽) named
-            # elsewhere by the other ask or the material (one character alone recurs in
-            # unrelated words).
-            run = "".join(t.key for t in unknown if t.kind == "cjk")
-            if substituted and run and len(run) == sum(1 for t in unknown if t.kind == "cjk"):
-                for candidate in with_neighbours(run, own, start, len(unknown)):
-                    if candidate in other[1] or candidate in context[1]:
-                        focus = True
-            if focus:
+            if substituted and _names_another(unknown, other, context, own, start):
                 found.bearing.append("focus")
+                found.content.extend(t.key for t in unknown if t.kind != "word")
+            else:
+                found.content.extend(t.key for t in unknown)
 
     def _tells(self, token: Token, moved: frozenset[str]) -> bool:
         """A changed token that counts towards the size of a difference: not one that
@@ -308,6 +294,24 @@ class DifferenceAnalyser:
 # A text as the words it names and its Chinese characters run together.
 _Seen = tuple[frozenset[str], str]
 _NOTHING: _Seen = (frozenset(), "")
+
+
+def _names_another(
+    unknown: Sequence[Token], other: _Seen, context: _Seen, own: Sequence[Token], start: int
+) -> bool:
+    """Whether the content put in this span names something the other ask (outside
+    its own aligned span) or the shared material names: a word, or in Chinese the
+    changed characters with a neighbour (小王 / 小丽; one character alone recurs in
+    unrelated words)."""
+    if any(t.kind == "word" and (t.key in other[0] or t.key in context[0]) for t in unknown):
+        return True
+    run = "".join(t.key for t in unknown if t.kind == "cjk")
+    if not run or len(run) != sum(1 for t in unknown if t.kind == "cjk"):
+        return False
+    return any(
+        candidate in other[1] or candidate in context[1]
+        for candidate in with_neighbours(run, own, start, len(unknown))
+    )
 
 
 def _seen(tokens: Sequence[Token], cut_start: int = 0, cut_end: int = 0) -> _Seen:

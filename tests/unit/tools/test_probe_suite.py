@@ -4,6 +4,7 @@ calibration, entity comparison, structure guard and local reviewer. Zero false h
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from gateway.components import load_guard, load_local_embedder, load_text_components
 from gateway.policy.models import SemanticCachePolicy
@@ -69,35 +70,27 @@ async def test_no_structural_near_miss_is_ever_served() -> None:
         assert sum(outcomes.get(reason, 0) for reason in refused) <= 1, outcomes
 
 
+async def _through_the_stage(name: str) -> dict[str, Any]:
+    _, comparator = await load_text_components()
+    embedder = await load_local_embedder()
+    return await evaluate_structural_probes(
+        embedder, comparator, LocalPairReviewer.load(), load_guard(), path=PROBES / name
+    )
+
+
 async def test_no_difference_probe_is_ever_served() -> None:
     """Pairs that differ in one small, meaning-bearing place (whitespace in material, a
     function word, a quantifier, an operator, a role swap, the question's focus...):
     through the real semantic stage, none is served; most rewordings are."""
-    _, comparator = await load_text_components()
-    embedder = await load_local_embedder()
-    result = await evaluate_structural_probes(
-        embedder,
-        comparator,
-        LocalPairReviewer.load(),
-        load_guard(),
-        path=PROBES / "difference.jsonl",
-    )
+    result = await _through_the_stage("difference.jsonl")
     assert result["near_misses"] >= 200
     assert result["false_hits"] == 0, result["false_hit_examples"]
     assert result["same_answer_served"] >= 0.6 * result["same_answer"], result["outcomes"]
 
 
 async def test_natural_paraphrases_are_served_without_a_false_hit() -> None:
-    _, comparator = await load_text_components()
-    embedder = await load_local_embedder()
-    result = await evaluate_structural_probes(
-        embedder,
-        comparator,
-        LocalPairReviewer.load(),
-        load_guard(),
-        path=PROBES / "paraphrases.jsonl",
-    )
+    result = await _through_the_stage("paraphrases.jsonl")
     assert result["same_answer"] >= 150
-    # A floor under today's share (README, "The semantic decision"), so a change that
-    # makes the decision refuse rewordings again fails here.
-    assert result["same_answer_served"] >= 0.15 * result["same_answer"], result["outcomes"]
+    # A floor under today's share (docs/semantic-decision.md), so a change that makes
+    # the decision refuse rewordings again fails here.
+    assert result["same_answer_served"] >= 0.2 * result["same_answer"], result["outcomes"]
