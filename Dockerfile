@@ -6,9 +6,9 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     LITELLM_LOCAL_MODEL_COST_MAP=True
 
 WORKDIR /app
-COPY pyproject.toml README.md ./
+COPY pyproject.toml README.md constraints.txt ./
 COPY gateway ./gateway
-RUN pip install --no-cache-dir .
+RUN pip install --no-cache-dir -c constraints.txt .
 COPY config ./config
 COPY policies ./policies
 
