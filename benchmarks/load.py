@@ -2,7 +2,7 @@
 
     python benchmarks/load.py [--duration 10] [--rounds 3] [--output load.json]
         [--markdown-out block.md]
-    python benchmarks/load.py --render-readme load.json [--readme README.md]
+    python benchmarks/load.py --render-readme load.json [--readme docs/benchmarks.md]
 
 One run on this machine, every server a separate process on loopback:
 
@@ -102,7 +102,8 @@ from gateway_tools.bench.targets import (
 # (gateway: spaCy, the sentence encoder; proxy: litellm) while the others do.
 START_SECONDS = 180.0
 FRESH_PROMPTS = 30_000  # new prompts per run (per target); MissPrompts holds ~34,000
-README = Path(__file__).resolve().parents[1] / "README.md"
+# The block lives on the benchmarks page of the docs.
+README = Path(__file__).resolve().parents[1] / "docs" / "benchmarks.md"
 
 
 @dataclass(slots=True)
