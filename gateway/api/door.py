@@ -14,12 +14,14 @@ from typing import Any
 
 from fastapi import Request
 
-from gateway.api.cache_headers import request_cache_control
+from gateway.api.cache_headers import CACHE_TTL_HEADER, request_cache_control
 from gateway.api.deps import request_id
 from gateway.api.model_access import check_model_allowed
 from gateway.api.scope import (
     NAMESPACE_HEADER,
     SESSION_HEADER,
+    TASK_HEADER,
+    USER_HEADER,
     memory_user,
     scope_header,
     task_header,
@@ -81,6 +83,19 @@ def cache_headers(decision: Decision) -> dict[str, str]:
         # Forwarded under a budget: what was left of it, and a warning past the soft share.
         headers.update(decision.budget.headers())
     return headers
+
+
+# Every request header `chat_request` reads to decide how a request is handled. The
+# exact-hit shortcut (`hit_shortcut.py`) answers only requests that carry none of them, so
+# a header added here is one the shortcut can never ignore.
+HANDLING_HEADERS = (
+    "cache-control",
+    CACHE_TTL_HEADER,
+    USER_HEADER,
+    SESSION_HEADER,
+    NAMESPACE_HEADER,
+    TASK_HEADER,
+)
 
 
 def chat_request(

@@ -25,7 +25,7 @@ from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from gateway.api.chat_render import render_outcome
-from gateway.api.door import PREADMITTED_GRANT
+from gateway.api.door import HANDLING_HEADERS, PREADMITTED_GRANT
 from gateway.api.hit_memo import HitMemo, KnownRequest, body_digest
 from gateway.auth import KEY_HEADERS
 from gateway.limits.outcome import settle_outcome
@@ -37,15 +37,7 @@ CHAT_PATH = "/v1/chat/completions"
 # Headers that change how a request is handled: such requests always take the full path
 # (which also validates them). A chunked body has no length to bound the read by.
 _FULL_PATH_HEADERS = frozenset(
-    {
-        b"cache-control",
-        b"x-gateway-cache-ttl",
-        b"x-gateway-user",
-        b"x-gateway-session",
-        b"x-gateway-namespace",
-        b"x-gateway-task",
-        b"transfer-encoding",
-    }
+    {*(name.encode() for name in HANDLING_HEADERS), b"transfer-encoding"}
 )
 _READ_HEADERS = frozenset({b"authorization", b"content-length", *(n.encode() for n in KEY_HEADERS)})
 
