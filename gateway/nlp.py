@@ -13,8 +13,9 @@ classifier and the entity comparison look at the same texts.
 from __future__ import annotations
 
 import re
-from collections import OrderedDict
 from typing import Any, Literal
+
+from gateway.bounded_lru import BoundedLRU
 
 Language = Literal["en", "zh"]
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
@@ -47,8 +48,7 @@ class TextAnalyzer:
         from thinc.api import get_current_ops, set_current_ops
 
         self._pipelines = {"en": english, "zh": chinese}
-        self._memo: OrderedDict[str, _Parsed] = OrderedDict()
-        self._memo_size = memo_size
+        self._memo: BoundedLRU[str, _Parsed] = BoundedLRU(memo_size)
         # thinc keeps its backend in a context variable. The pipelines are loaded in the
         # app's lifespan, whose context request tasks do not inherit: without this, the
         # first model call of every request looked the backend up again through the
@@ -88,9 +88,7 @@ class TextAnalyzer:
 
     def _parse(self, text: str, *, with_entities: bool) -> Any:
         parsed = self._memo.get(text)
-        if parsed is not None:
-            self._memo.move_to_end(text)
-        else:
+        if parsed is None:
             # spaCy's time grows with length, and it runs on the event loop: a long text
             # is analysed by its end (where a request's question and instructions usually
             # are); the classifier's rules still read all of it.
@@ -101,9 +99,7 @@ class TextAnalyzer:
                 if name != _ENTITIES:
                     doc = component(doc)
             parsed = _Parsed(nlp, doc)
-            self._memo[text] = parsed
-            if len(self._memo) > self._memo_size:
-                self._memo.popitem(last=False)
+            self._memo.put(text, parsed)
         if with_entities and not parsed.has_entities:
             self._use_ops()
             parsed.add_entities()

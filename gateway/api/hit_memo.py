@@ -12,11 +12,11 @@ handled (those take the full path every time).
 from __future__ import annotations
 
 import hashlib
-from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
 from gateway.auth import Principal
+from gateway.bounded_lru import BoundedLRU
 from gateway.pipeline.decision import Decision
 from gateway.pipeline.reasons import Layer
 from gateway.pipeline.request import ChatRequest
@@ -77,16 +77,13 @@ class HitMemo:
     def __init__(self, max_entries: int, max_body_bytes: int) -> None:
         self.max_body_bytes = max_body_bytes
         self._max_entries = max_entries
-        self._known: OrderedDict[bytes, KnownRequest] = OrderedDict()
+        self._known: BoundedLRU[bytes, KnownRequest] = BoundedLRU(max_entries)
 
     def __len__(self) -> int:
         return len(self._known)
 
     def recall(self, digest: bytes) -> KnownRequest | None:
-        known = self._known.get(digest)
-        if known is not None:
-            self._known.move_to_end(digest)
-        return known
+        return self._known.get(digest)
 
     def learn(self, raw: bytes, chat: ChatRequest, decision: Decision) -> None:
         """Remember `raw` when the full path answered it with a plain exact hit."""
@@ -97,15 +94,16 @@ class HitMemo:
         exact_key = chat.exact_key_if_computed
         if exact_key is None:
             return
-        self._known[body_digest(raw)] = KnownRequest(
-            tenant=chat.tenant,
-            key_id=chat.principal.key_id,
-            model=chat.model,
-            policy=chat.policy,
-            body=chat.body,
-            exact_key=exact_key,
-            turn=chat.turn_if_parsed,
-            key_text=chat.key_text_if_computed,
+        self._known.put(
+            body_digest(raw),
+            KnownRequest(
+                tenant=chat.tenant,
+                key_id=chat.principal.key_id,
+                model=chat.model,
+                policy=chat.policy,
+                body=chat.body,
+                exact_key=exact_key,
+                turn=chat.turn_if_parsed,
+                key_text=chat.key_text_if_computed,
+            ),
         )
-        while len(self._known) > self._max_entries:
-            self._known.popitem(last=False)

@@ -8,11 +8,11 @@ from __future__ import annotations
 import asyncio
 import functools
 import time
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from gateway.bounded_lru import BoundedLRU
 from gateway.embed.protocol import Embedder
 from gateway.errors import GatewayInternalError
 from gateway.knowledge.chunking import Counter, chunk_document
@@ -99,8 +99,7 @@ class KnowledgeService:
         self._embedder = embedder
         self._counter = chunk_counter
         self._clock = clock
-        self._scopes: OrderedDict[KnowledgeScope, _CachedScope] = OrderedDict()
-        self._max_cached_scopes = max_cached_scopes
+        self._scopes: BoundedLRU[KnowledgeScope, _CachedScope] = BoundedLRU(max_cached_scopes)
         self._terms = TermCache()
 
     async def scope_index(self, scope: KnowledgeScope) -> ScopeIndex:
@@ -109,7 +108,6 @@ class KnowledgeService:
         version = await self.store.version(scope.tenant)
         cached = self._scopes.get(scope)
         if cached is not None and cached.version == version:
-            self._scopes.move_to_end(scope)
             return cached.index
         stored = await self.store.in_scope(scope)
         records = [record.as_memory() for record in stored]
@@ -120,12 +118,12 @@ class KnowledgeService:
             )
         else:
             index = ScopeIndex.build(records, self._embedder.name, self._terms)
-        self._scopes[scope] = _CachedScope(
-            version, index, {r.id: r for r in stored}, SearchMemo(clock=self._memo_clock)
+        self._scopes.put(
+            scope,
+            _CachedScope(
+                version, index, {r.id: r for r in stored}, SearchMemo(clock=self._memo_clock)
+            ),
         )
-        self._scopes.move_to_end(scope)
-        while len(self._scopes) > self._max_cached_scopes:
-            self._scopes.popitem(last=False)
         return index
 
     def cached_records(self, scope: KnowledgeScope) -> dict[str, KnowledgeRecord]:
